@@ -1,0 +1,224 @@
+/**
+ * The admin API under /admin/v1 (DECISIONS.md), for operators, tests, the demo and the CLI.
+ * Registered only when ADMIN_TOKEN is set; otherwise every /admin route answers 404.
+ */
+import { timingSafeEqual, createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { creditsToMicro, microToCredits } from '../billing/money.ts';
+import { GatewayError } from '../http/errors.ts';
+import { parseAddressList } from '../gate/address-match.ts';
+import { KeyService, parseExpiry } from '../keys/key-service.ts';
+import { DEFAULT_SCOPES, SCOPES } from '../keys/scopes.ts';
+import type { Store } from '../store/types.ts';
+import { startOfUtcMonth } from '../shared/time.ts';
+import { accountView, issuedKeyView, keyView, ledgerView } from './views.ts';
+
+export interface AdminDeps {
+  adminToken: string;
+  store: Store;
+  keys: KeyService;
+  now?: () => number;
+}
+
+const credits = z.number().finite().nonnegative().max(1e12);
+const limitCredits = credits.nullable().optional();
+
+const newAccountBody = z.strictObject({
+  name: z.string().trim().min(1).max(200),
+  email: z.email().nullable().optional(),
+  created_at: z.iso.datetime({ offset: true }).optional(),
+  has_purchase: z.boolean().default(false),
+  billing_emails: z.boolean().default(true),
+});
+
+const patchAccountBody = z.strictObject({
+  monthly_spending_limit_credits: limitCredits,
+  billing_emails: z.boolean().optional(),
+});
+
+const addCreditsBody = z.strictObject({
+  credits: z.number().finite().positive().max(1e12),
+  purchase: z.boolean(),
+});
+
+const newKeyBody = z.strictObject({
+  name: z.string().trim().min(1).max(200),
+  scopes: z.array(z.enum(SCOPES)).min(1).default([...DEFAULT_SCOPES]),
+  requests_per_minute: z.number().int().min(60).max(6000).default(600),
+  ip_allowlist: z
+    .array(z.string())
+    .max(50)
+    .default([])
+    .superRefine((entries, ctx) => {
+      const parsed = parseAddressList(entries);
+      if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.error });
+    }),
+  daily_limit_credits: limitCredits,
+  monthly_limit_credits: limitCredits,
+  expires: z.string().default('never'),
+  warning_threshold: z.number().min(0).max(1).default(0.8),
+  email_alerts: z.boolean().default(false),
+});
+
+const patchKeyBody = z.strictObject({
+  name: z.string().trim().min(1).max(200).optional(),
+  daily_limit_credits: limitCredits,
+  monthly_limit_credits: limitCredits,
+  warning_threshold: z.number().min(0).max(1).optional(),
+  email_alerts: z.boolean().optional(),
+});
+
+/** Fields fixed at creation: a clear 400 instead of zod's generic "unrecognized key". */
+const FIXED_KEY_FIELDS = ['scopes', 'requests_per_minute', 'ip_allowlist', 'expires'] as const;
+
+function parse<T>(schema: z.ZodType<T>, body: unknown): T {
+  const result = schema.safeParse(body ?? {});
+  if (result.success) return result.data;
+  const flat = z.flattenError(result.error);
+  const fields = Object.entries(flat.fieldErrors as Record<string, string[]>).map(([field, messages]) => `${field}: ${messages.join('; ')}`);
+  const message = [...flat.formErrors, ...fields].join('; ') || 'Invalid request body.';
+  throw new GatewayError('validation_failed', message, {
+    details: { formErrors: flat.formErrors, fieldErrors: flat.fieldErrors as Record<string, string[]> },
+  });
+}
+
+const orNull = (value: number | null | undefined) => (value === undefined ? undefined : value === null ? null : creditsToMicro(value));
+
+export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): Promise<void> {
+  const { store, keys } = deps;
+  const now = deps.now ?? Date.now;
+  const tokenHash = createHash('sha256').update(deps.adminToken).digest();
+
+  await app.register(async (admin) => {
+    admin.addHook('onRequest', async (request: FastifyRequest) => {
+      const header = request.headers.authorization ?? '';
+      const match = /^Bearer +(\S+)$/i.exec(header);
+      const given = createHash('sha256').update(match?.[1] ?? '').digest();
+      if (match === null || !timingSafeEqual(given, tokenHash)) {
+        throw new GatewayError('invalid_admin_token', 'Invalid admin token');
+      }
+    });
+
+    const requireAccount = async (id: string) => {
+      const account = await store.getAccount(id);
+      if (account === undefined) throw new GatewayError('account_not_found', `No account with id ${id}.`);
+      return account;
+    };
+    const accountAnswer = async (id: string) => {
+      const account = await requireAccount(id);
+      return accountView(account, await store.accountSpentSince(id, startOfUtcMonth(now())));
+    };
+
+    admin.post('/accounts', async (request, reply) => {
+      const body = parse(newAccountBody, request.body);
+      const account = await store.createAccount({
+        name: body.name,
+        email: body.email ?? null,
+        createdAt: body.created_at === undefined ? now() : Date.parse(body.created_at),
+        hasPurchase: body.has_purchase,
+        billingEmails: body.billing_emails,
+      });
+      reply.code(201);
+      return accountView(account, 0);
+    });
+
+    admin.get<{ Params: { id: string } }>('/accounts/:id', async (request) => accountAnswer(request.params.id));
+
+    admin.patch<{ Params: { id: string } }>('/accounts/:id', async (request) => {
+      const body = parse(patchAccountBody, request.body);
+      await requireAccount(request.params.id);
+      await store.updateAccount(request.params.id, {
+        monthlySpendingLimit: orNull(body.monthly_spending_limit_credits),
+        billingEmails: body.billing_emails,
+      });
+      return accountAnswer(request.params.id);
+    });
+
+    admin.post<{ Params: { id: string } }>('/accounts/:id/credits', async (request) => {
+      const body = parse(addCreditsBody, request.body);
+      await requireAccount(request.params.id);
+      await store.addCredits(request.params.id, creditsToMicro(body.credits), body.purchase ? 'topup' : 'grant', now());
+      return accountAnswer(request.params.id);
+    });
+
+    admin.get<{ Params: { id: string } }>('/accounts/:id/ledger', async (request) => {
+      await requireAccount(request.params.id);
+      return (await store.listLedger(request.params.id, 1000)).map(ledgerView);
+    });
+
+    admin.get<{ Params: { id: string } }>('/accounts/:id/notifications', async (request) => {
+      await requireAccount(request.params.id);
+      // Limit notifications arrive with the key credit-limit rules; none exist before them.
+      return [];
+    });
+
+    admin.post<{ Params: { id: string } }>('/accounts/:id/keys', async (request, reply) => {
+      const body = parse(newKeyBody, request.body);
+      await requireAccount(request.params.id);
+      const expiry = parseExpiry(body.expires, now());
+      if (!expiry.ok) {
+        throw new GatewayError('validation_failed', `expires: ${expiry.error}`, {
+          details: { formErrors: [], fieldErrors: { expires: [expiry.error] } },
+        });
+      }
+      const issued = await keys.create(request.params.id, {
+        name: body.name,
+        scopes: [...new Set(body.scopes)],
+        requestsPerMinute: body.requests_per_minute,
+        ipAllowlist: body.ip_allowlist.map((e) => e.trim()),
+        dailyLimit: orNull(body.daily_limit_credits) ?? null,
+        monthlyLimit: orNull(body.monthly_limit_credits) ?? null,
+        expiresAt: expiry.expiresAt,
+        warningThreshold: body.warning_threshold,
+        emailAlerts: body.email_alerts,
+      });
+      reply.code(201);
+      return issuedKeyView(issued.record, issued.secret, now());
+    });
+
+    admin.get<{ Params: { id: string } }>('/accounts/:id/keys', async (request) => {
+      await requireAccount(request.params.id);
+      const t = now();
+      return (await store.listKeys(request.params.id)).map((k) => keyView(k, t));
+    });
+
+    admin.patch<{ Params: { keyId: string } }>('/keys/:keyId', async (request) => {
+      const raw = (request.body ?? {}) as Record<string, unknown>;
+      const fixed = FIXED_KEY_FIELDS.filter((f) => typeof raw === 'object' && raw !== null && f in raw);
+      if (fixed.length > 0) {
+        const message = `${fixed.join(', ')} ${fixed.length === 1 ? 'is' : 'are'} fixed at creation and cannot be changed`;
+        throw new GatewayError('validation_failed', message, {
+          details: { formErrors: [], fieldErrors: Object.fromEntries(fixed.map((f) => [f, ['fixed at creation']])) },
+        });
+      }
+      const body = parse(patchKeyBody, request.body);
+      const updated = await keys.update(request.params.keyId, {
+        name: body.name,
+        dailyLimit: orNull(body.daily_limit_credits),
+        monthlyLimit: orNull(body.monthly_limit_credits),
+        warningThreshold: body.warning_threshold,
+        emailAlerts: body.email_alerts,
+      });
+      return keyView(updated, now());
+    });
+
+    admin.post<{ Params: { keyId: string } }>('/keys/:keyId/revoke', async (request) => keyView(await keys.revoke(request.params.keyId), now()));
+
+    admin.post<{ Params: { keyId: string } }>('/keys/:keyId/rotate', async (request, reply) => {
+      const issued = await keys.rotate(request.params.keyId);
+      reply.code(201);
+      return issuedKeyView(issued.record, issued.secret, now());
+    });
+
+    admin.get<{ Params: { keyId: string } }>('/keys/:keyId/usage', async (request) => {
+      const usage = await keys.usage(request.params.keyId);
+      return {
+        day_credits: microToCredits(usage.day),
+        month_credits: microToCredits(usage.month),
+        day_resets_at: new Date(usage.dayResetsAt).toISOString(),
+        month_resets_at: new Date(usage.monthResetsAt).toISOString(),
+      };
+    });
+  }, { prefix: '/admin/v1' });
+}

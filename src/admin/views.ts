@@ -1,0 +1,57 @@
+/** JSON shapes of the admin API (DECISIONS.md): decimal credits, ISO times. */
+import { microToCredits } from '../billing/money.ts';
+import { iso } from '../shared/time.ts';
+import type { AccountRecord, ApiKeyRecord, LedgerEntry } from '../store/types.ts';
+
+export function accountView(account: AccountRecord, monthSpent: number) {
+  return {
+    id: account.id,
+    name: account.name,
+    email: account.email,
+    created_at: iso(account.createdAt),
+    has_purchase: account.hasPurchase,
+    billing_emails: account.billingEmails,
+    balance_credits: microToCredits(account.balance),
+    held_credits: microToCredits(account.held),
+    available_credits: microToCredits(account.balance - account.held),
+    monthly_spending_limit_credits: account.monthlySpendingLimit === null ? null : microToCredits(account.monthlySpendingLimit),
+    month_spent_credits: microToCredits(monthSpent),
+  };
+}
+
+export function keyView(key: ApiKeyRecord, now: number) {
+  return {
+    id: key.id,
+    account_id: key.accountId,
+    name: key.name,
+    key_prefix: key.prefix,
+    scopes: key.scopes,
+    requests_per_minute: key.requestsPerMinute,
+    ip_allowlist: key.ipAllowlist,
+    daily_limit_credits: key.dailyLimit === null ? null : microToCredits(key.dailyLimit),
+    monthly_limit_credits: key.monthlyLimit === null ? null : microToCredits(key.monthlyLimit),
+    expires_at: key.expiresAt === null ? null : iso(key.expiresAt),
+    warning_threshold: key.warningThreshold,
+    email_alerts: key.emailAlerts,
+    created_at: iso(key.createdAt),
+    revoked_at: key.revokedAt === null ? null : iso(key.revokedAt),
+    status: key.revokedAt !== null ? 'revoked' : key.expiresAt !== null && key.expiresAt <= now ? 'expired' : 'active',
+  };
+}
+
+/** The one answer that carries the full secret (creation and rotation). */
+export function issuedKeyView(key: ApiKeyRecord, secret: string, now: number) {
+  const { id, ...rest } = keyView(key, now);
+  return { id, key: secret, ...rest };
+}
+
+export function ledgerView(entry: LedgerEntry) {
+  return {
+    id: entry.id,
+    job_id: entry.jobId,
+    key_id: entry.keyId,
+    kind: entry.kind,
+    credits: microToCredits(entry.amount),
+    created_at: iso(entry.createdAt),
+  };
+}

@@ -1,0 +1,151 @@
+/**
+ * The catalog file format (catalog/models.json, or CATALOG_FILE).
+ * One entry per model: public facts, one price (the single source of truth for
+ * every derived pricing field), and for chat models the routing facts the chat
+ * route needs. Documented for operators in docs/catalog.md.
+ */
+import { z } from 'zod';
+
+export const CATEGORIES = [
+  'text', 'image', 'video', 'audio', 'speech_tts', 'transcription_stt',
+  'embedding', 'code', 'multimodal', 'vla_robotics',
+] as const;
+export type Category = (typeof CATEGORIES)[number];
+
+export const PROVIDERS = [
+  'provider_1', 'provider_2', 'provider_3', 'provider_4', 'provider_5',
+  'provider_6', 'provider_7', 'provider_8', 'provider_9', 'provider_10', 'custom',
+] as const;
+export type ProviderId = (typeof PROVIDERS)[number];
+
+/** Providers whose wire protocol the chat route speaks. */
+export const CHAT_PROVIDERS = ['provider_1', 'provider_2', 'provider_3', 'provider_7'] as const;
+export type ChatProviderId = (typeof CHAT_PROVIDERS)[number];
+
+/** "S" parameters of the spec's per-provider table that a model may take. */
+export const OPTIONAL_CHAT_PARAMS = [
+  'temperature', 'top_p', 'frequency_penalty', 'presence_penalty',
+  'logit_bias', 'reasoning_effort', 'verbosity',
+] as const;
+export type OptionalChatParam = (typeof OPTIONAL_CHAT_PARAMS)[number];
+
+/** A non-negative decimal written as a string, so prices stay exact ("0.075"). */
+const decimal = z.string().regex(/^\d+(\.\d{1,12})?$/, 'a decimal number written as a string, e.g. "1.25"');
+
+const tokenPricing = z.strictObject({
+  unit: z.literal('per_token'),
+  input_usd_per_1m: decimal,
+  output_usd_per_1m: decimal,
+  /** Optional price of cached input reads; defaults to the input price. */
+  cached_input_usd_per_1m: decimal.optional(),
+});
+
+const callPricing = z.strictObject({
+  unit: z.enum(['per_image', 'per_video', 'per_output', 'per_second_of_output', 'per_1000_characters']),
+  /** USD of one default call (what `basis` describes). */
+  usd: decimal,
+  basis: z.string().min(1),
+});
+
+const gpuPricing = z.strictObject({
+  unit: z.literal('per_gpu_second'),
+  usd_per_second: decimal,
+  estimated_seconds: z.number().positive(),
+  /** Seconds held up front (the run is stopped and billed at this limit). */
+  hold_seconds: z.number().positive(),
+  basis: z.string().min(1),
+});
+
+export const pricingSchema = z.discriminatedUnion('unit', [tokenPricing, callPricing, gpuPricing]);
+export type CatalogPricing = z.infer<typeof pricingSchema>;
+
+/** How the most an image can cost is computed, in input tokens. */
+const imageCostSchema = z.strictObject({
+  /**
+   * openai_tiles: base + per-512px-tile tokens after fitting in 2048 and scaling the short side to 768.
+   * openai_patches: 32px patches (capped) times a multiplier.
+   * anthropic_pixels: width*height/750 after scaling the long side to 1568.
+   * gemini_tiles: 258 tokens per 768px tile (one tile when both sides are at most 384).
+   * flat: max_tokens for every image.
+   */
+  formula: z.enum(['openai_tiles', 'openai_patches', 'anthropic_pixels', 'gemini_tiles', 'flat']),
+  /** The most one image can bill, in input tokens (used for https URLs). */
+  max_tokens: z.number().int().positive(),
+  /** Tokens of a `detail: "low"` image, where the provider has such a mode. */
+  low_detail_tokens: z.number().int().positive().optional(),
+  base_tokens: z.number().int().nonnegative().optional(),
+  tile_tokens: z.number().int().positive().optional(),
+  patch_multiplier: z.number().positive().optional(),
+  max_patches: z.number().int().positive().optional(),
+});
+
+const chatRoutingSchema = z.strictObject({
+  /** Which "S" parameters this model takes; the others are dropped and reported. */
+  params: z.array(z.enum(OPTIONAL_CHAT_PARAMS)),
+  /** Field the provider wants the output cap in (provider_1 reasoning models: max_completion_tokens). */
+  max_tokens_field: z.enum(['max_tokens', 'max_completion_tokens']).default('max_tokens'),
+  /** Keeps the `developer` role (provider_1 reasoning models); otherwise it is sent as `system`. */
+  developer_role: z.boolean().default(false),
+  reasoning: z.boolean().default(false),
+  /** native: the provider enforces JSON schemas; instruction: the schema is sent as an instruction. */
+  json_schema: z.enum(['native', 'instruction']),
+  /** instruction: a forced tool_choice becomes an instruction (some newest provider_2 models). */
+  forced_tool_choice: z.enum(['native', 'instruction']).default('native'),
+  images: imageCostSchema.nullable(),
+  pdf: z.boolean(),
+});
+export type ChatRouting = z.infer<typeof chatRoutingSchema>;
+
+const embeddingSchema = z.strictObject({
+  dimensions: z.number().int().positive(),
+  /** Whether `dimensions` may shorten the vector. */
+  shortenable: z.boolean(),
+});
+
+const lifecycleSchema = z.discriminatedUnion('status', [
+  z.strictObject({ status: z.literal('deprecated'), successor_slug: z.string().min(1) }),
+  z.strictObject({ status: z.literal('removed'), successor_slug: z.string().min(1).optional() }),
+  z.strictObject({ status: z.literal('duplicate'), duplicate_of: z.string().min(1) }),
+]);
+
+export const catalogEntrySchema = z.strictObject({
+  slug: z.string().regex(/^[a-z0-9][a-z0-9._:/-]*$/, 'lowercase letters, digits and . _ : / -'),
+  name: z.string().min(1),
+  description: z.string().min(1),
+  long_description: z.string().min(1),
+  category: z.enum(CATEGORIES),
+  provider: z.enum(PROVIDERS),
+  provider_model_id: z.string().min(1),
+  /** Release date, ISO 8601 (YYYY-MM-DD). */
+  created: z.iso.date(),
+  image: z.string().url().nullable().default(null),
+  tags: z.array(z.string()).default([]),
+  is_new: z.boolean().default(false),
+  is_featured: z.boolean().default(false),
+  avg_latency_ms: z.number().nonnegative().nullable().default(null),
+  estimated_duration_seconds: z.number().nonnegative().nullable().default(null),
+  context_window: z.number().int().positive().nullable(),
+  max_output_tokens: z.number().int().positive().nullable(),
+  supported_formats: z.array(z.string().min(1)).min(1),
+  /** null: not priced yet (listed only with include_unavailable; runs answer 503). */
+  pricing: pricingSchema.nullable(),
+  lifecycle: lifecycleSchema.optional(),
+  /** Operator-marked unavailability (besides the derived reasons). */
+  unavailable: z.strictObject({ reason: z.string().min(1), use_instead: z.string().min(1).optional() }).optional(),
+  /** Present only when one of the chat providers serves this model. */
+  chat: chatRoutingSchema.optional(),
+  embedding: embeddingSchema.optional(),
+  configuration: z.strictObject({
+    input_schema: z.record(z.string(), z.unknown()),
+    default_params: z.record(z.string(), z.unknown()),
+  }),
+  examples: z.array(z.record(z.string(), z.unknown())).default([]),
+});
+export type CatalogEntry = z.infer<typeof catalogEntrySchema>;
+
+export const catalogFileSchema = z.strictObject({
+  /** Date the prices were last checked against the providers' list prices. */
+  prices_checked_at: z.iso.date(),
+  models: z.array(catalogEntrySchema).min(1),
+});
+export type CatalogFile = z.infer<typeof catalogFileSchema>;

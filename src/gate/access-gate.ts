@@ -1,0 +1,104 @@
+/**
+ * The access gate every authenticated route passes, in the spec's order:
+ * key (401), IP allowlist (403), scope (403), requests-per-minute limit (429).
+ */
+import { GatewayError, invalidApiKey } from '../http/errors.ts';
+import { isWellFormedKey } from '../keys/key-secret.ts';
+import { hasScope, type Scope } from '../keys/scopes.ts';
+import type { AddressMatcher } from './address-match.ts';
+import { resolveClientAddress, type ClientAddress } from './client-address.ts';
+import type { KeyCache, ResolvedKey } from './key-cache.ts';
+import type { RateLimitDecision, RateLimiter } from './rate-limit/rate-limiter.ts';
+
+export interface GateRequest {
+  authorization: string | undefined;
+  socketAddress: string | undefined;
+  forwardedFor: string | string[] | undefined;
+}
+
+export interface GatePass {
+  key: ResolvedKey;
+  client: ClientAddress;
+  rate: RateLimitDecision;
+}
+
+export class AccessGate {
+  constructor(
+    private readonly keys: KeyCache,
+    private readonly limiter: RateLimiter,
+    private readonly trustProxy: AddressMatcher | undefined,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Whether the request carries any credentials (the public catalog is free without them). */
+  static hasCredentials(request: GateRequest): boolean {
+    return request.authorization !== undefined;
+  }
+
+  clientAddress(request: GateRequest): ClientAddress {
+    return resolveClientAddress(request.socketAddress, request.forwardedFor, this.trustProxy);
+  }
+
+  /**
+   * Lets the request in or throws a GatewayError. `rate` on a thrown 403 is the
+   * window's state without this request (it is not counted).
+   */
+  async check(request: GateRequest, scope: Scope): Promise<GatePass> {
+    const secret = bearerSecret(request.authorization);
+    if (secret === undefined) throw invalidApiKey();
+    const key = await this.keys.resolve(secret);
+    const now = this.now();
+    if (key === undefined || key.record.revokedAt !== null || (key.record.expiresAt !== null && now >= key.record.expiresAt)) {
+      throw invalidApiKey();
+    }
+    const record = key.record;
+    const client = this.clientAddress(request);
+    if (key.allowlist !== undefined && (client.parsed === undefined || !key.allowlist.matches(client.parsed))) {
+      const shown = client.text ?? 'unknown';
+      throw await this.refuse(record.id, record.requestsPerMinute, now,
+        new GatewayError('ip_not_allowed', `Requests from ${shown} are not allowed for this API key`));
+    }
+    if (!hasScope(record.scopes, scope)) {
+      throw await this.refuse(record.id, record.requestsPerMinute, now,
+        new GatewayError('insufficient_scope', `This API key lacks the '${scope}' scope`));
+    }
+    const rate = await this.limiter.hit(record.id, record.requestsPerMinute, now);
+    if (!rate.allowed) {
+      throw new GatewayError('rate_limit_exceeded', `Rate limit of ${rate.limit} requests per minute exceeded. Retry after ${rate.resetSeconds} seconds.`, {
+        headers: rateLimitHeaders(rate),
+      });
+    }
+    return { key, client, rate };
+  }
+
+  private async refuse(keyId: string, limit: number, now: number, error: GatewayError): Promise<RefusedAfterKey> {
+    const rate = await this.limiter.peek(keyId, limit, now);
+    return new RefusedAfterKey(error, rate);
+  }
+}
+
+/** A 403 after the key check, with the key's window state for routes that send rate-limit headers. */
+export class RefusedAfterKey extends Error {
+  constructor(
+    readonly error: GatewayError,
+    readonly rate: RateLimitDecision,
+  ) {
+    super(error.message);
+  }
+}
+
+export function rateLimitHeaders(rate: RateLimitDecision): Record<string, string> {
+  return {
+    'x-ratelimit-limit': String(rate.limit),
+    'x-ratelimit-remaining': String(rate.remaining),
+    'x-ratelimit-reset': String(rate.resetSeconds),
+  };
+}
+
+function bearerSecret(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  const match = /^Bearer +(\S+) *$/i.exec(header);
+  if (match === null) return undefined;
+  const secret = match[1] as string;
+  return isWellFormedKey(secret) ? secret : undefined;
+}

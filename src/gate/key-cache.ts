@@ -1,0 +1,75 @@
+/**
+ * Secret → key record, without a database query once a key is cached.
+ * Entries are dropped at once when a key changes (KeyEvents); unknown secrets are
+ * remembered too (bounded), so a flood of bad keys does not reach the database.
+ */
+import type { KeyEvents } from '../keys/key-events.ts';
+import { hashKeySecret } from '../keys/key-secret.ts';
+import type { ApiKeyRecord, Store } from '../store/types.ts';
+import { parseAddressList, type AddressMatcher } from './address-match.ts';
+
+export interface ResolvedKey {
+  record: ApiKeyRecord;
+  /** Parsed allowlist; undefined when the key allows every address. */
+  allowlist: AddressMatcher | undefined;
+}
+
+const MAX_UNKNOWN = 10_000;
+
+export class KeyCache {
+  private readonly known = new Map<string, ResolvedKey>();
+  private readonly unknown = new Set<string>();
+  private readonly pending = new Map<string, Promise<ResolvedKey | undefined>>();
+  /** Bumped on every key change, so a lookup that raced a change does not cache a stale record. */
+  private generation = 0;
+
+  constructor(
+    private readonly store: Store,
+    events: KeyEvents,
+  ) {
+    events.subscribe((change) => {
+      this.generation++;
+      this.known.delete(change.hash);
+      this.unknown.delete(change.hash);
+    });
+  }
+
+  /** The key for a well-formed secret, or undefined when no key has it (revoked and expired keys are returned). */
+  async resolve(secret: string): Promise<ResolvedKey | undefined> {
+    const hash = hashKeySecret(secret);
+    const hit = this.known.get(hash);
+    if (hit !== undefined) return hit;
+    if (this.unknown.has(hash)) return undefined;
+    let lookup = this.pending.get(hash);
+    if (lookup === undefined) {
+      lookup = this.load(hash).finally(() => this.pending.delete(hash));
+      this.pending.set(hash, lookup);
+    }
+    return lookup;
+  }
+
+  private async load(hash: string): Promise<ResolvedKey | undefined> {
+    const generation = this.generation;
+    const record = await this.store.findKeyByHash(hash);
+    if (generation !== this.generation) {
+      // A key changed meanwhile: answer from a fresh read, cache nothing.
+      const fresh = await this.store.findKeyByHash(hash);
+      return fresh === undefined ? undefined : { record: fresh, allowlist: compileAllowlist(fresh.ipAllowlist) };
+    }
+    if (record === undefined) {
+      if (this.unknown.size >= MAX_UNKNOWN) this.unknown.clear();
+      this.unknown.add(hash);
+      return undefined;
+    }
+    const resolved = { record, allowlist: compileAllowlist(record.ipAllowlist) };
+    this.known.set(hash, resolved);
+    return resolved;
+  }
+}
+
+function compileAllowlist(entries: string[]): AddressMatcher | undefined {
+  if (entries.length === 0) return undefined;
+  const parsed = parseAddressList(entries);
+  // Entries were validated at creation; an unreadable stored list refuses every address.
+  return parsed.ok ? parsed.matcher : { matches: () => false };
+}

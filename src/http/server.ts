@@ -1,0 +1,156 @@
+/**
+ * The HTTP server: Fastify with the access gate as an onRequest hook (so key, IP,
+ * scope and rate limit are checked before the body is read, in the spec's order),
+ * and one renderer for every error, including unknown routes, bad JSON, oversized
+ * bodies, wrong methods and unexpected exceptions.
+ */
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger } from 'fastify';
+import { AccessGate, RefusedAfterKey, rateLimitHeaders, type GatePass } from '../gate/access-gate.ts';
+import type { Scope } from '../keys/scopes.ts';
+import { GatewayError, internalError } from './errors.ts';
+
+/** How a route is reached: its scope, whether a key is required, and which answers carry rate-limit headers. */
+export interface RouteAccess {
+  scope: Scope;
+  /** optional: the route is public without a key; with one, the gate applies (GET /models). */
+  auth: 'required' | 'optional';
+  /**
+   * always: every answer after the key check (chat);
+   * never: only the 429 rate_limit_exceeded (GET /models, GET /jobs);
+   * route: the route sets them where its rules say (images, embeddings, videos).
+   */
+  rateHeaders: 'always' | 'never' | 'route';
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    access?: RouteAccess;
+    /** Chat errors carry `param` (null when no field is at fault). */
+    errorParam?: boolean;
+  }
+  interface FastifyRequest {
+    gate: GatePass | undefined;
+  }
+}
+
+export interface ServerOptions {
+  logger: FastifyBaseLogger;
+  bodyLimitBytes: number;
+  gate: AccessGate;
+}
+
+export function createServer(options: ServerOptions): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: options.logger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: options.bodyLimitBytes,
+    return503OnClosing: false,
+    routerOptions: { ignoreTrailingSlash: true },
+    keepAliveTimeout: 65_000,
+  });
+
+  app.decorateRequest('gate', undefined);
+  const allowedMethods = routeTable(app);
+
+  // Clients that send JSON without a JSON content-type (curl -d) still get parsed.
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(new GatewayError('invalid_json', 'The request body is not valid JSON.'), undefined);
+    }
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    const access = request.routeOptions.config.access;
+    if (access === undefined) return;
+    const gateRequest = {
+      authorization: request.headers.authorization,
+      socketAddress: request.socket.remoteAddress,
+      forwardedFor: request.headers['x-forwarded-for'],
+    };
+    if (access.auth === 'optional' && !AccessGate.hasCredentials(gateRequest)) return;
+    try {
+      request.gate = await options.gate.check(gateRequest, access.scope);
+    } catch (error) {
+      if (error instanceof RefusedAfterKey) {
+        if (access.rateHeaders === 'always') reply.headers(rateLimitHeaders(error.rate));
+        throw error.error;
+      }
+      throw error;
+    }
+    if (access.rateHeaders === 'always') reply.headers(rateLimitHeaders(request.gate.rate));
+  });
+
+  app.setErrorHandler((error: FastifyError | GatewayError | Error, request, reply) => {
+    const gatewayError = toGatewayError(error, request);
+    if (gatewayError.code === 'internal_error') {
+      request.log.error({ err: error, url: request.url, method: request.method }, 'unexpected error');
+    }
+    sendError(reply, gatewayError, request.routeOptions.config.errorParam === true);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const allowed = allowedMethods(request.method, pathOf(request.url));
+    if (allowed.length > 0) {
+      reply.header('allow', allowed.join(', '));
+      sendError(reply, new GatewayError('method_not_allowed', `Method ${request.method} is not allowed on ${pathOf(request.url)}. Allowed: ${allowed.join(', ')}.`), false);
+      return;
+    }
+    sendError(reply, new GatewayError('not_found', `No route ${request.method} ${pathOf(request.url)}.`), false);
+  });
+
+  return app;
+}
+
+export function sendError(reply: FastifyReply, error: GatewayError, withParam: boolean): void {
+  if (error.headers !== undefined) reply.headers(error.headers);
+  const body = error.body();
+  if (withParam && body.error.param === undefined) body.error.param = null;
+  reply.code(error.status).type('application/json; charset=utf-8').send(body);
+}
+
+function toGatewayError(error: FastifyError | GatewayError | Error, request: FastifyRequest): GatewayError {
+  if (error instanceof GatewayError) return error;
+  const code = 'code' in error ? error.code : undefined;
+  switch (code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new GatewayError('invalid_json', 'The request body is not valid JSON.');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new GatewayError('invalid_json', 'The request body is empty; a JSON object is required.');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new GatewayError('payload_too_large', `The request body is larger than ${request.routeOptions.bodyLimit ?? 'the limit'} bytes.`);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new GatewayError('unsupported_media_type', 'Unsupported content type.');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new GatewayError('invalid_request', 'The request body size did not match Content-Length.');
+  }
+  if (error instanceof SyntaxError && 'statusCode' in error && error.statusCode === 400) {
+    return new GatewayError('invalid_json', 'The request body is not valid JSON.');
+  }
+  return internalError();
+}
+
+/** Every registered route as a pattern, so a wrong method answers 405 with `Allow`. */
+function routeTable(app: FastifyInstance): (method: string, path: string) => string[] {
+  const routes: { methods: string[]; pattern: RegExp }[] = [];
+  app.addHook('onRoute', (route) => {
+    const methods = (Array.isArray(route.method) ? route.method : [route.method]).filter((m) => m !== 'HEAD' && m !== 'OPTIONS');
+    const escaped = route.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+');
+    routes.push({ methods, pattern: new RegExp(`^${escaped}/?$`) });
+  });
+  return (method, path) => {
+    const allowed = new Set<string>();
+    for (const route of routes) if (route.pattern.test(path)) for (const m of route.methods) allowed.add(m);
+    allowed.delete(method);
+    return [...allowed];
+  };
+}
+
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}

@@ -1,0 +1,263 @@
+/**
+ * The Store on SQL (Kysely): one query path, two dialects.
+ */
+import { Kysely, Migrator, type Selectable, sql } from 'kysely';
+import type { Scope } from '../../keys/scopes.ts';
+import type {
+  AccountPatch, AccountRecord, ApiKeyPatch, ApiKeyRecord, CreateKeyResult, LedgerEntry, LedgerKind, NewAccount, Store,
+} from '../types.ts';
+import { type Database, type Dialect, migrationProvider, type AccountsTable, type ApiKeysTable } from './schema.ts';
+import { randomUUID } from 'node:crypto';
+
+export class SqlStore implements Store {
+  readonly dialect: Dialect;
+  readonly db: Kysely<Database>;
+  private queries = 0;
+
+  constructor(dialect: Dialect, build: (onQuery: () => void) => Kysely<Database>) {
+    this.dialect = dialect;
+    this.db = build(() => {
+      this.queries++;
+    });
+  }
+
+  get queryCount(): number {
+    return this.queries;
+  }
+
+  async migrate(): Promise<void> {
+    const migrator = new Migrator({ db: this.db, provider: migrationProvider(this.dialect) });
+    const { error } = await migrator.migrateToLatest();
+    if (error !== undefined) throw error instanceof Error ? error : new Error(String(error));
+  }
+
+  async close(): Promise<void> {
+    await this.db.destroy();
+  }
+
+  // ---- accounts and credits
+
+  async createAccount(input: NewAccount): Promise<AccountRecord> {
+    const row: AccountsTable = {
+      id: randomUUID(),
+      name: input.name,
+      email: input.email,
+      created_at: input.createdAt,
+      has_purchase: input.hasPurchase ? 1 : 0,
+      billing_emails: input.billingEmails ? 1 : 0,
+      monthly_spending_limit: null,
+      balance: 0,
+      held: 0,
+    };
+    await this.db.insertInto('accounts').values(row).execute();
+    return toAccount(row);
+  }
+
+  async getAccount(id: string): Promise<AccountRecord | undefined> {
+    const row = await this.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+    return row === undefined ? undefined : toAccount(row);
+  }
+
+  async updateAccount(id: string, patch: AccountPatch): Promise<AccountRecord | undefined> {
+    const values: Partial<AccountsTable> = {};
+    if (patch.monthlySpendingLimit !== undefined) values.monthly_spending_limit = patch.monthlySpendingLimit;
+    if (patch.billingEmails !== undefined) values.billing_emails = patch.billingEmails ? 1 : 0;
+    if (Object.keys(values).length > 0) await this.db.updateTable('accounts').set(values).where('id', '=', id).execute();
+    return this.getAccount(id);
+  }
+
+  async addCredits(accountId: string, amount: number, kind: 'topup' | 'grant', at: number): Promise<AccountRecord | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const updated = await trx
+        .updateTable('accounts')
+        .set((eb) => ({
+          balance: eb('balance', '+', amount),
+          ...(kind === 'topup' ? { has_purchase: 1 } : {}),
+        }))
+        .where('id', '=', accountId)
+        .returningAll()
+        .executeTakeFirst();
+      if (updated === undefined) return undefined;
+      await trx
+        .insertInto('ledger')
+        .values({ account_id: accountId, key_id: null, key_family_id: null, job_id: null, kind, amount, created_at: at })
+        .execute();
+      return toAccount(updated);
+    });
+  }
+
+  async accountSpentSince(accountId: string, since: number): Promise<number> {
+    const row = await this.db
+      .selectFrom('ledger')
+      .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('amount'), sql<number>`0`).as('total'))
+      .where('account_id', '=', accountId)
+      .where('kind', '=', 'settle')
+      .where('created_at', '>=', since)
+      .executeTakeFirstOrThrow();
+    return Number(row.total);
+  }
+
+  async listLedger(accountId: string, limit: number): Promise<LedgerEntry[]> {
+    const rows = await this.db
+      .selectFrom('ledger')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({
+      id: Number(r.id),
+      accountId: r.account_id,
+      keyId: r.key_id,
+      jobId: r.job_id,
+      kind: r.kind as LedgerKind,
+      amount: Number(r.amount),
+      createdAt: Number(r.created_at),
+    }));
+  }
+
+  // ---- API keys
+
+  async createKey(key: ApiKeyRecord, maxActive: number, now: number): Promise<CreateKeyResult> {
+    return this.db.transaction().execute(async (trx) => {
+      // Lock the account row so two concurrent creations cannot both pass the count (PostgreSQL);
+      // SQLite transactions are already serialised.
+      if (this.dialect === 'postgres') {
+        await trx.selectFrom('accounts').select('id').where('id', '=', key.accountId).forUpdate().execute();
+      }
+      const active = await trx
+        .selectFrom('api_keys')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('account_id', '=', key.accountId)
+        .where('revoked_at', 'is', null)
+        .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+        .executeTakeFirstOrThrow();
+      if (Number(active.n) >= maxActive) return { ok: false, reason: 'too_many_keys' } as const;
+      await trx.insertInto('api_keys').values(fromKey(key)).execute();
+      return { ok: true, key } as const;
+    });
+  }
+
+  async findKeyByHash(hash: string): Promise<ApiKeyRecord | undefined> {
+    const row = await this.db.selectFrom('api_keys').selectAll().where('hash', '=', hash).executeTakeFirst();
+    return row === undefined ? undefined : toKey(row);
+  }
+
+  async getKey(id: string): Promise<ApiKeyRecord | undefined> {
+    const row = await this.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+    return row === undefined ? undefined : toKey(row);
+  }
+
+  async listKeys(accountId: string): Promise<ApiKeyRecord[]> {
+    const rows = await this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .orderBy('created_at', 'asc')
+      .execute();
+    return rows.map(toKey);
+  }
+
+  async updateKey(id: string, patch: ApiKeyPatch): Promise<ApiKeyRecord | undefined> {
+    const values: Partial<ApiKeysTable> = {};
+    if (patch.name !== undefined) values.name = patch.name;
+    if (patch.dailyLimit !== undefined) values.daily_limit = patch.dailyLimit;
+    if (patch.monthlyLimit !== undefined) values.monthly_limit = patch.monthlyLimit;
+    if (patch.warningThreshold !== undefined) values.warning_threshold = patch.warningThreshold;
+    if (patch.emailAlerts !== undefined) values.email_alerts = patch.emailAlerts ? 1 : 0;
+    if (Object.keys(values).length > 0) await this.db.updateTable('api_keys').set(values).where('id', '=', id).execute();
+    return this.getKey(id);
+  }
+
+  async revokeKey(id: string, at: number): Promise<ApiKeyRecord | undefined> {
+    await this.db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+    return this.getKey(id);
+  }
+
+  async rotateKey(oldId: string, replacement: ApiKeyRecord, at: number): Promise<ApiKeyRecord | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const revoked = await trx
+        .updateTable('api_keys')
+        .set({ revoked_at: at })
+        .where('id', '=', oldId)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst();
+      if (Number(revoked.numUpdatedRows) !== 1) return undefined;
+      await trx.insertInto('api_keys').values(fromKey(replacement)).execute();
+      return replacement;
+    });
+  }
+
+  async keyFamilyChargedSince(familyId: string, since: number): Promise<number> {
+    // Per run (hold row): settled → its charge; refunded → 0; still open → the amount held.
+    const row = await this.db
+      .selectFrom('ledger as h')
+      .leftJoin('ledger as c', (join) =>
+        join.onRef('c.job_id', '=', 'h.job_id').on('c.kind', 'in', ['settle', 'refund']),
+      )
+      .select(
+        sql<number>`coalesce(sum(case when c.kind = 'settle' then c.amount when c.kind = 'refund' then 0 else h.amount end), 0)`.as('total'),
+      )
+      .where('h.key_family_id', '=', familyId)
+      .where('h.kind', '=', 'hold')
+      .where('h.created_at', '>=', since)
+      .executeTakeFirstOrThrow();
+    return Number(row.total);
+  }
+}
+
+function toAccount(row: Selectable<AccountsTable>): AccountRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    email: row.email,
+    createdAt: Number(row.created_at),
+    hasPurchase: Number(row.has_purchase) === 1,
+    billingEmails: Number(row.billing_emails) === 1,
+    monthlySpendingLimit: row.monthly_spending_limit === null ? null : Number(row.monthly_spending_limit),
+    balance: Number(row.balance),
+    held: Number(row.held),
+  };
+}
+
+function toKey(row: Selectable<ApiKeysTable>): ApiKeyRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    familyId: row.family_id,
+    hash: row.hash,
+    prefix: row.prefix,
+    name: row.name,
+    scopes: row.scopes === '' ? [] : (row.scopes.split(',') as Scope[]),
+    requestsPerMinute: Number(row.requests_per_minute),
+    ipAllowlist: JSON.parse(row.ip_allowlist) as string[],
+    dailyLimit: row.daily_limit === null ? null : Number(row.daily_limit),
+    monthlyLimit: row.monthly_limit === null ? null : Number(row.monthly_limit),
+    expiresAt: row.expires_at === null ? null : Number(row.expires_at),
+    warningThreshold: Number(row.warning_threshold),
+    emailAlerts: Number(row.email_alerts) === 1,
+    createdAt: Number(row.created_at),
+    revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
+  };
+}
+
+function fromKey(key: ApiKeyRecord): ApiKeysTable {
+  return {
+    id: key.id,
+    account_id: key.accountId,
+    family_id: key.familyId,
+    hash: key.hash,
+    prefix: key.prefix,
+    name: key.name,
+    scopes: key.scopes.join(','),
+    requests_per_minute: key.requestsPerMinute,
+    ip_allowlist: JSON.stringify(key.ipAllowlist),
+    daily_limit: key.dailyLimit,
+    monthly_limit: key.monthlyLimit,
+    expires_at: key.expiresAt,
+    warning_threshold: key.warningThreshold,
+    email_alerts: key.emailAlerts ? 1 : 0,
+    created_at: key.createdAt,
+    revoked_at: key.revokedAt,
+  };
+}
