@@ -5,6 +5,8 @@
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { registerAdminRoutes } from './admin/routes.ts';
+import { Catalog } from './catalog/catalog.ts';
+import { registerCatalogRoutes } from './catalog/routes.ts';
 import type { Config } from './config.ts';
 import { AccessGate } from './gate/access-gate.ts';
 import { KeyCache } from './gate/key-cache.ts';
@@ -22,6 +24,7 @@ export interface Gateway {
   keyEvents: KeyEvents;
   keys: KeyService;
   config: Config;
+  catalog: Catalog;
   close(): Promise<void>;
 }
 
@@ -35,12 +38,17 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     level: config.logLevel,
     redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.apiKey', 'authorization'], censor: '[redacted]' },
   });
+  // The catalog is checked before anything else starts: a bad entry stops start-up.
+  const catalog = Catalog.fromFile(config.catalogFile, {
+    providerHasCredentials: (provider) => provider in config.providers && config.providers[provider as keyof Config['providers']].apiKey !== undefined,
+  });
   const store = overrides.store ?? (await openStore(config.databaseUrl));
   const keyEvents = new KeyEvents();
   const keys = new KeyService(store, keyEvents);
   const gate = new AccessGate(new KeyCache(store, keyEvents), overrides.rateLimiter ?? new MemoryRateLimiter(), config.trustProxy);
   const app = createServer({ logger, bodyLimitBytes: config.bodyLimitBytes, gate });
 
+  registerCatalogRoutes(app, catalog);
   registerUnbuiltRoutes(app, UNBUILT_ROUTES);
   if (config.adminToken !== undefined) await registerAdminRoutes(app, { adminToken: config.adminToken, store, keys });
 
@@ -51,6 +59,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     keyEvents,
     keys,
     config,
+    catalog,
     async close() {
       await app.close();
       if (overrides.store === undefined) await store.close();

@@ -6,6 +6,7 @@ import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runAdminCli, UsageError } from './admin/cli.ts';
+import { CatalogError } from './catalog/catalog.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createGateway, type Gateway } from './gateway.ts';
 import { startDemoProviders } from './demo-providers.ts';
@@ -90,7 +91,7 @@ async function main(argv: string[]): Promise<void> {
         process.exitCode = 2;
     }
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof UsageError) {
+    if (error instanceof ConfigError || error instanceof UsageError || error instanceof CatalogError) {
       console.error(error.message);
       process.exit(2);
     }

@@ -1,0 +1,143 @@
+/**
+ * The loaded catalog: entries validated at start-up (a bad entry stops start-up with a
+ * message naming it), availability derived once, and look-ups by slug or provider model id.
+ */
+import { readFileSync } from 'node:fs';
+import { catalogFileSchema, CHAT_PROVIDERS, type CatalogEntry, type ProviderId } from './catalog-file.ts';
+import { tokenPrices, type TokenPrices } from './pricing.ts';
+
+export class CatalogError extends Error {}
+
+export interface CatalogModel {
+  entry: CatalogEntry;
+  available: boolean;
+  unavailableReason: string | undefined;
+  useInstead: string | undefined;
+  /** Exact token prices (token-priced models only). */
+  prices: TokenPrices | undefined;
+}
+
+export interface CatalogOptions {
+  /** Providers with credentials configured; a model of a configured-protocol provider without them cannot run. */
+  providerHasCredentials: (provider: ProviderId) => boolean;
+}
+
+/** Providers whose requests this gateway sends itself: they need an API key to run. */
+const KEYED_PROVIDERS: readonly ProviderId[] = CHAT_PROVIDERS;
+
+export class Catalog {
+  readonly models: readonly CatalogModel[];
+  readonly pricesCheckedAt: string;
+  private readonly bySlugIndex = new Map<string, CatalogModel>();
+  private readonly byProviderIdIndex = new Map<string, CatalogModel[]>();
+
+  private constructor(models: CatalogModel[], pricesCheckedAt: string) {
+    this.models = models;
+    this.pricesCheckedAt = pricesCheckedAt;
+    for (const model of models) {
+      this.bySlugIndex.set(model.entry.slug, model);
+      const list = this.byProviderIdIndex.get(model.entry.provider_model_id) ?? [];
+      list.push(model);
+      this.byProviderIdIndex.set(model.entry.provider_model_id, list);
+    }
+    // Where several slugs share a provider model id, the runnable, canonical one wins (docs/catalog.md).
+    for (const list of this.byProviderIdIndex.values()) list.sort((a, b) => rank(a) - rank(b));
+  }
+
+  static fromFile(path: string, options: CatalogOptions): Catalog {
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (error) {
+      throw new CatalogError(`Catalog file ${path} cannot be read: ${(error as Error).message}`);
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (error) {
+      throw new CatalogError(`Catalog file ${path} is not valid JSON: ${(error as Error).message}`);
+    }
+    return Catalog.fromJson(json, options, path);
+  }
+
+  static fromJson(json: unknown, options: CatalogOptions, source = 'catalog'): Catalog {
+    const parsed = catalogFileSchema.safeParse(json);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const path = issue?.path ?? [];
+      let where = path.join('.');
+      if (path[0] === 'models' && typeof path[1] === 'number') {
+        const raw = (json as { models?: { slug?: unknown }[] }).models?.[path[1]];
+        const slug = typeof raw?.slug === 'string' ? ` '${raw.slug}'` : '';
+        where = `entry ${path[1]}${slug}, field ${path.slice(2).join('.') || '(entry)'}`;
+      }
+      throw new CatalogError(`Catalog ${source} is invalid at ${where}: ${issue?.message ?? 'invalid'}`);
+    }
+    const entries = parsed.data.models;
+    checkReferences(entries, source);
+    return new Catalog(entries.map((entry) => derive(entry, options)), parsed.data.prices_checked_at);
+  }
+
+  bySlug(slug: string): CatalogModel | undefined {
+    return this.bySlugIndex.get(slug);
+  }
+
+  /** A slug, or a provider model id (the preferred of several matches). */
+  resolve(name: string): CatalogModel | undefined {
+    return this.bySlugIndex.get(name) ?? this.byProviderIdIndex.get(name)?.[0];
+  }
+}
+
+function rank(model: CatalogModel): number {
+  const status = model.entry.lifecycle?.status;
+  if (status === 'duplicate') return 3;
+  if (status === 'removed') return 4;
+  return model.available ? 0 : status === 'deprecated' ? 1 : 2;
+}
+
+function derive(entry: CatalogEntry, options: CatalogOptions): CatalogModel {
+  const model = (reason: string | undefined, useInstead?: string): CatalogModel => ({
+    entry,
+    available: reason === undefined,
+    unavailableReason: reason,
+    useInstead: reason === undefined ? undefined : useInstead,
+    prices: tokenPrices(entry.pricing),
+  });
+  const lifecycle = entry.lifecycle;
+  if (lifecycle?.status === 'removed') return model('Removed by its provider.', lifecycle.successor_slug);
+  if (lifecycle?.status === 'duplicate') return model(`Duplicate entry of ${lifecycle.duplicate_of}.`, lifecycle.duplicate_of);
+  if (entry.pricing === null) return model('Not priced yet.', entry.unavailable?.use_instead);
+  if (entry.unavailable !== undefined) return model(entry.unavailable.reason, entry.unavailable.use_instead);
+  if (KEYED_PROVIDERS.includes(entry.provider) && !options.providerHasCredentials(entry.provider)) {
+    return model(`The gateway has no API key configured for ${entry.provider}.`);
+  }
+  return model(undefined);
+}
+
+function checkReferences(entries: CatalogEntry[], source: string): void {
+  const slugs = new Set<string>();
+  entries.forEach((entry, index) => {
+    const fail = (field: string, message: string) => {
+      throw new CatalogError(`Catalog ${source} is invalid at entry ${index} '${entry.slug}', field ${field}: ${message}`);
+    };
+    if (slugs.has(entry.slug)) fail('slug', 'duplicate slug');
+    slugs.add(entry.slug);
+    if (entry.chat !== undefined && !(CHAT_PROVIDERS as readonly string[]).includes(entry.provider)) {
+      fail('chat', `only ${CHAT_PROVIDERS.join(', ')} models can have chat routing facts`);
+    }
+    if (entry.chat !== undefined && entry.pricing !== null && entry.pricing.unit !== 'per_token') fail('pricing.unit', 'chat models are priced per_token');
+    if (entry.embedding !== undefined && entry.category !== 'embedding') fail('embedding', 'only embedding models have embedding facts');
+  });
+  entries.forEach((entry, index) => {
+    const refs: [string, string | undefined][] = [
+      ['lifecycle.successor_slug', entry.lifecycle !== undefined && 'successor_slug' in entry.lifecycle ? entry.lifecycle.successor_slug : undefined],
+      ['lifecycle.duplicate_of', entry.lifecycle?.status === 'duplicate' ? entry.lifecycle.duplicate_of : undefined],
+      ['unavailable.use_instead', entry.unavailable?.use_instead],
+    ];
+    for (const [field, slug] of refs) {
+      if (slug !== undefined && !slugs.has(slug)) {
+        throw new CatalogError(`Catalog ${source} is invalid at entry ${index} '${entry.slug}', field ${field}: no model has slug '${slug}'`);
+      }
+    }
+  });
+}

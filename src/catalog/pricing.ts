@@ -1,0 +1,96 @@
+/**
+ * One price per model (the catalog entry) → the public pricing object and the
+ * exact per-token prices billing uses. 1 credit = USD 0.01.
+ */
+import type { CatalogPricing } from './catalog-file.ts';
+import { parseDecimal, SCALE, toNumber } from './decimal.ts';
+
+export const CREDIT_USD = 0.01;
+const CREDITS_PER_USD = 100n;
+
+/** Exact per-token prices in micro-credits, scaled by 10^12 (see decimal.ts). */
+export interface TokenPrices {
+  inputMicroPerTokenScaled: bigint;
+  outputMicroPerTokenScaled: bigint;
+}
+
+/**
+ * USD per 1M tokens → micro-credits per token: p USD/1M = p·100 credits/1M = p·100 micro-credits per token.
+ */
+export function tokenPrices(pricing: CatalogPricing | null): TokenPrices | undefined {
+  if (pricing === null || pricing.unit !== 'per_token') return undefined;
+  return {
+    inputMicroPerTokenScaled: parseDecimal(pricing.input_usd_per_1m) * CREDITS_PER_USD,
+    outputMicroPerTokenScaled: parseDecimal(pricing.output_usd_per_1m) * CREDITS_PER_USD,
+  };
+}
+
+export type PublicPricing = Record<string, string | number | null>;
+
+/** The spec's pricing object, every field derived from the one catalog price. */
+export function publicPricing(pricing: CatalogPricing): PublicPricing {
+  const common = { currency: 'credits', credit_usd: CREDIT_USD };
+  const credits = (usd: bigint) => toNumber(usd * CREDITS_PER_USD);
+  switch (pricing.unit) {
+    case 'per_token': {
+      const input = parseDecimal(pricing.input_usd_per_1m);
+      const output = parseDecimal(pricing.output_usd_per_1m);
+      return {
+        unit: 'per_token',
+        usd: null,
+        credits: null,
+        basis: 'USD per 1M input and output tokens',
+        input_usd_per_1m: toNumber(input),
+        output_usd_per_1m: toNumber(output),
+        input_credits_per_1m: credits(input),
+        output_credits_per_1m: credits(output),
+        ...common,
+        // credits per 1k tokens = USD per 1M × 100 / 1000
+        credit_cost_input_per_1k: toNumber(input / 10n),
+        credit_cost_output_per_1k: toNumber(output / 10n),
+        credit_cost_fixed: 0,
+      };
+    }
+    case 'per_gpu_second': {
+      const perSecond = parseDecimal(pricing.usd_per_second);
+      const usd = scaleBy(perSecond, pricing.estimated_seconds);
+      const held = scaleBy(perSecond, pricing.hold_seconds);
+      return {
+        unit: 'per_gpu_second',
+        usd: toNumber(usd),
+        credits: credits(usd),
+        basis: pricing.basis,
+        usd_per_second: toNumber(perSecond),
+        credits_per_second: credits(perSecond),
+        estimated_seconds: pricing.estimated_seconds,
+        hold_seconds: pricing.hold_seconds,
+        hold_usd: toNumber(held),
+        hold_credits: credits(held),
+        ...common,
+        credit_cost_input_per_1k: 0,
+        credit_cost_output_per_1k: 0,
+        credit_cost_fixed: credits(usd),
+      };
+    }
+    default: {
+      const usd = parseDecimal(pricing.usd);
+      return {
+        unit: pricing.unit,
+        usd: toNumber(usd),
+        credits: credits(usd),
+        basis: pricing.basis,
+        ...common,
+        credit_cost_input_per_1k: 0,
+        credit_cost_output_per_1k: 0,
+        credit_cost_fixed: credits(usd),
+      };
+    }
+  }
+}
+
+/** A scaled price times a (possibly fractional) number of seconds, exact to 3 decimals of a second. */
+function scaleBy(scaled: bigint, seconds: number): bigint {
+  return (scaled * BigInt(Math.round(seconds * 1000))) / 1000n;
+}
+
+export { SCALE };
