@@ -32,7 +32,15 @@ function openSqlite(path: string): SqlStore {
 function openPostgres(url: string): SqlStore {
   // int8 (bigint) columns hold micro-credits and milliseconds, all far below 2^53.
   pg.types.setTypeParser(20, (value: string) => Number(value));
-  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // `?schema=NAME` keeps the gateway's tables in their own schema (tests use one per run).
+  const parsed = new URL(url);
+  const schema = parsed.searchParams.get('schema');
+  parsed.searchParams.delete('schema');
+  const pool = new pg.Pool({
+    connectionString: parsed.toString(),
+    max: 10,
+    ...(schema === null ? {} : { options: `-c search_path=${schema.replace(/[^a-zA-Z0-9_]/g, '')}` }),
+  });
   return new SqlStore('postgres', (onQuery) =>
     new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: () => onQuery() }),
   );

@@ -75,6 +75,49 @@ export interface LedgerEntry {
   createdAt: number;
 }
 
+export type JobStatus = 'running' | 'succeeded' | 'failed' | 'client_closed';
+
+export interface JobRecord {
+  id: string;
+  accountId: string;
+  keyId: string | null;
+  kind: string;
+  model: string;
+  status: JobStatus;
+  held: number;
+  cost: number | null;
+  promptTokens: number | null;
+  completionTokens: number | null;
+  errorCode: string | null;
+  createdAt: number;
+  finishedAt: number | null;
+}
+
+export interface NewHold {
+  jobId: string;
+  accountId: string;
+  keyId: string | null;
+  keyFamilyId: string | null;
+  kind: string;
+  model: string;
+  /** Micro-credits to reserve. */
+  amount: number;
+  at: number;
+  /** The gateway process that owns the run (crash recovery). */
+  instanceId: string;
+}
+
+export type HoldResult = { ok: true } | { ok: false; available: number };
+
+export interface Settlement {
+  /** Cost of the run in micro-credits; the charge is capped at the amount held. */
+  cost: number;
+  promptTokens: number;
+  completionTokens: number;
+  status: 'succeeded' | 'client_closed';
+  at: number;
+}
+
 export type CreateKeyResult = { ok: true; key: ApiKeyRecord } | { ok: false; reason: 'too_many_keys' };
 
 export interface Store {
@@ -102,6 +145,21 @@ export interface Store {
   revokeKey(id: string, at: number): Promise<ApiKeyRecord | undefined>;
   /** Deactivates `oldId` and inserts `replacement` in one transaction. */
   rotateKey(oldId: string, replacement: ApiKeyRecord, at: number): Promise<ApiKeyRecord | undefined>;
+  /** Reserves credits atomically: refused when the available balance (balance − held) is below the amount. */
+  hold(hold: NewHold): Promise<HoldResult>;
+  /** Bills a running job and releases its hold; returns the amount charged (0 when the job was no longer running). */
+  settle(jobId: string, settlement: Settlement): Promise<number>;
+  /** Releases a running job's whole hold; false when the job was no longer running. */
+  refund(jobId: string, errorCode: string, at: number): Promise<boolean>;
+  getJob(id: string): Promise<JobRecord | undefined>;
+  /** Records that a gateway process is alive. */
+  heartbeat(instanceId: string, at: number): Promise<void>;
+  /**
+   * Refunds running jobs whose process is gone: every one not owned by `except` whose
+   * process last beat before `staleBefore` (or never). Returns how many were refunded.
+   */
+  refundOrphanedJobs(except: string, staleBefore: number, at: number): Promise<number>;
+
   /** What a key family's runs are charged since `since`: open holds at their held amount, settled runs at cost. */
   keyFamilyChargedSince(familyId: string, since: number): Promise<number>;
 }

@@ -47,10 +47,35 @@ export interface LedgerTable {
   created_at: number;
 }
 
+export interface JobsTable {
+  id: string;
+  account_id: string;
+  key_id: string | null;
+  key_family_id: string | null;
+  kind: string;
+  model: string;
+  status: string;
+  held: number;
+  cost: number | null;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  error_code: string | null;
+  instance_id: string;
+  created_at: number;
+  finished_at: number | null;
+}
+
+export interface InstancesTable {
+  id: string;
+  heartbeat_at: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   ledger: LedgerTable;
+  jobs: JobsTable;
+  gateway_instances: InstancesTable;
 }
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -114,10 +139,40 @@ function foundation(dialect: Dialect): Migration {
   };
 }
 
+/** Runs (jobs) with their money state, and the live gateway processes that own running jobs. */
+const jobs: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('jobs')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
+      .addColumn('key_id', 'text')
+      .addColumn('key_family_id', 'text')
+      .addColumn('kind', 'text', (c) => c.notNull())
+      .addColumn('model', 'text', (c) => c.notNull())
+      .addColumn('status', 'text', (c) => c.notNull())
+      .addColumn('held', 'bigint', (c) => c.notNull())
+      .addColumn('cost', 'bigint')
+      .addColumn('prompt_tokens', 'integer')
+      .addColumn('completion_tokens', 'integer')
+      .addColumn('error_code', 'text')
+      .addColumn('instance_id', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addColumn('finished_at', 'bigint')
+      .execute();
+    await db.schema.createIndex('jobs_running').on('jobs').columns(['status', 'instance_id']).execute();
+    await db.schema
+      .createTable('gateway_instances')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('heartbeat_at', 'bigint', (c) => c.notNull())
+      .execute();
+  },
+};
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
     async getMigrations() {
-      return { '001_foundation': foundation(dialect) };
+      return { '001_foundation': foundation(dialect), '002_jobs': jobs };
     },
   };
 }

@@ -4,9 +4,10 @@
 import { Kysely, Migrator, type Selectable, sql } from 'kysely';
 import type { Scope } from '../../keys/scopes.ts';
 import type {
-  AccountPatch, AccountRecord, ApiKeyPatch, ApiKeyRecord, CreateKeyResult, LedgerEntry, LedgerKind, NewAccount, Store,
+  AccountPatch, AccountRecord, ApiKeyPatch, ApiKeyRecord, CreateKeyResult, HoldResult, JobRecord, JobStatus, LedgerEntry,
+  LedgerKind, NewAccount, NewHold, Settlement, Store,
 } from '../types.ts';
-import { type Database, type Dialect, migrationProvider, type AccountsTable, type ApiKeysTable } from './schema.ts';
+import { type Database, type Dialect, migrationProvider, type AccountsTable, type ApiKeysTable, type JobsTable } from './schema.ts';
 import { randomUUID } from 'node:crypto';
 
 export class SqlStore implements Store {
@@ -116,6 +117,118 @@ export class SqlStore implements Store {
     }));
   }
 
+  // ---- holds and settlement (every movement one ledger row, in one transaction with the balance)
+
+  async hold(hold: NewHold): Promise<HoldResult> {
+    return this.db.transaction().execute(async (trx) => {
+      // One conditional update: two concurrent holds can never both take the same credits.
+      const reserved = await trx
+        .updateTable('accounts')
+        .set((eb) => ({ held: eb('held', '+', hold.amount) }))
+        .where('id', '=', hold.accountId)
+        .where(sql<boolean>`balance - held >= ${hold.amount}`)
+        .executeTakeFirst();
+      if (Number(reserved.numUpdatedRows) !== 1) {
+        const account = await trx.selectFrom('accounts').select(['balance', 'held']).where('id', '=', hold.accountId).executeTakeFirst();
+        return { ok: false, available: account === undefined ? 0 : Number(account.balance) - Number(account.held) } as const;
+      }
+      await trx
+        .insertInto('jobs')
+        .values({
+          id: hold.jobId, account_id: hold.accountId, key_id: hold.keyId, key_family_id: hold.keyFamilyId, kind: hold.kind,
+          model: hold.model, status: 'running', held: hold.amount, cost: null, prompt_tokens: null, completion_tokens: null,
+          error_code: null, instance_id: hold.instanceId, created_at: hold.at, finished_at: null,
+        })
+        .execute();
+      await trx
+        .insertInto('ledger')
+        .values({ account_id: hold.accountId, key_id: hold.keyId, key_family_id: hold.keyFamilyId, job_id: hold.jobId, kind: 'hold', amount: hold.amount, created_at: hold.at })
+        .execute();
+      return { ok: true } as const;
+    });
+  }
+
+  async settle(jobId: string, settlement: Settlement): Promise<number> {
+    return this.db.transaction().execute(async (trx) => {
+      const job = await this.closeJob(trx, jobId, settlement.status, settlement.at);
+      if (job === undefined) return 0;
+      const held = Number(job.held);
+      const charged = Math.min(Math.max(0, settlement.cost), held);
+      await trx
+        .updateTable('jobs')
+        .set({ cost: charged, prompt_tokens: settlement.promptTokens, completion_tokens: settlement.completionTokens })
+        .where('id', '=', jobId)
+        .execute();
+      await trx
+        .updateTable('accounts')
+        .set((eb) => ({ held: eb('held', '-', held), balance: eb('balance', '-', charged) }))
+        .where('id', '=', job.account_id)
+        .execute();
+      await trx
+        .insertInto('ledger')
+        .values({ account_id: job.account_id, key_id: job.key_id, key_family_id: job.key_family_id, job_id: jobId, kind: 'settle', amount: charged, created_at: settlement.at })
+        .execute();
+      return charged;
+    });
+  }
+
+  async refund(jobId: string, errorCode: string, at: number): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const job = await this.closeJob(trx, jobId, 'failed', at, errorCode);
+      if (job === undefined) return false;
+      await this.release(trx, job, at);
+      return true;
+    });
+  }
+
+  async getJob(id: string): Promise<JobRecord | undefined> {
+    const row = await this.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
+    return row === undefined ? undefined : toJob(row);
+  }
+
+  async heartbeat(instanceId: string, at: number): Promise<void> {
+    await this.db
+      .insertInto('gateway_instances')
+      .values({ id: instanceId, heartbeat_at: at })
+      .onConflict((oc) => oc.column('id').doUpdateSet({ heartbeat_at: at }))
+      .execute();
+  }
+
+  async refundOrphanedJobs(except: string, staleBefore: number, at: number): Promise<number> {
+    const orphans = await this.db
+      .selectFrom('jobs')
+      .leftJoin('gateway_instances', 'gateway_instances.id', 'jobs.instance_id')
+      .select('jobs.id')
+      .where('jobs.status', '=', 'running')
+      .where('jobs.instance_id', '!=', except)
+      .where((eb) => eb.or([eb('gateway_instances.heartbeat_at', 'is', null), eb('gateway_instances.heartbeat_at', '<', staleBefore)]))
+      .execute();
+    let refunded = 0;
+    for (const orphan of orphans) if (await this.refund(orphan.id, 'internal_error', at)) refunded++;
+    return refunded;
+  }
+
+  /** Marks a running job finished; undefined when it was not running (settle and refund happen once). */
+  private async closeJob(trx: Kysely<Database>, jobId: string, status: JobStatus, at: number, errorCode: string | null = null) {
+    const closed = await trx
+      .updateTable('jobs')
+      .set({ status, finished_at: at, error_code: errorCode })
+      .where('id', '=', jobId)
+      .where('status', '=', 'running')
+      .executeTakeFirst();
+    if (Number(closed.numUpdatedRows) !== 1) return undefined;
+    return trx.selectFrom('jobs').selectAll().where('id', '=', jobId).executeTakeFirstOrThrow();
+  }
+
+  private async release(trx: Kysely<Database>, job: Selectable<JobsTable>, at: number): Promise<void> {
+    const held = Number(job.held);
+    await trx.updateTable('accounts').set((eb) => ({ held: eb('held', '-', held) })).where('id', '=', job.account_id).execute();
+    await trx
+      .insertInto('ledger')
+      .values({ account_id: job.account_id, key_id: job.key_id, key_family_id: job.key_family_id, job_id: job.id, kind: 'refund', amount: held, created_at: at })
+      .execute();
+  }
+
   // ---- API keys
 
   async createKey(key: ApiKeyRecord, maxActive: number, now: number): Promise<CreateKeyResult> {
@@ -204,6 +317,24 @@ export class SqlStore implements Store {
       .executeTakeFirstOrThrow();
     return Number(row.total);
   }
+}
+
+function toJob(row: Selectable<JobsTable>): JobRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    keyId: row.key_id,
+    kind: row.kind,
+    model: row.model,
+    status: row.status as JobStatus,
+    held: Number(row.held),
+    cost: row.cost === null ? null : Number(row.cost),
+    promptTokens: row.prompt_tokens === null ? null : Number(row.prompt_tokens),
+    completionTokens: row.completion_tokens === null ? null : Number(row.completion_tokens),
+    errorCode: row.error_code,
+    createdAt: Number(row.created_at),
+    finishedAt: row.finished_at === null ? null : Number(row.finished_at),
+  };
 }
 
 function toAccount(row: Selectable<AccountsTable>): AccountRecord {
