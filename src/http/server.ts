@@ -53,8 +53,10 @@ export function createServer(options: ServerOptions): FastifyInstance {
   app.decorateRequest('gate', undefined);
   const allowedMethods = routeTable(app);
 
-  // Clients that send JSON without a JSON content-type (curl -d) still get parsed.
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
+  // One JSON parser for every content type: clients that send JSON without a JSON
+  // content-type (curl -d) still get parsed, and an empty body is no body.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser(['application/json', '*'], { parseAs: 'string' }, (_request, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
     try {
