@@ -6,6 +6,12 @@ import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { registerAdminRoutes } from './admin/routes.ts';
 import { Catalog } from './catalog/catalog.ts';
+import { InFlightRuns } from './chat/in-flight.ts';
+import { registerChatRoute } from './chat/route.ts';
+import { defaultAdapters, type AdapterTable } from './providers/registry.ts';
+import { UpstreamClient } from './providers/upstream-client.ts';
+import { randomUUID } from 'node:crypto';
+import { HEARTBEAT_MS, OrphanRecovery } from './billing/orphan-recovery.ts';
 import { registerCatalogRoutes } from './catalog/routes.ts';
 import type { Config } from './config.ts';
 import { AccessGate } from './gate/access-gate.ts';
@@ -31,7 +37,9 @@ export interface Gateway {
 export interface GatewayOverrides {
   store?: Store;
   rateLimiter?: RateLimiter;
+  adapters?: AdapterTable;
 }
+
 
 export async function createGateway(config: Config, overrides: GatewayOverrides = {}): Promise<Gateway> {
   const logger = pino({
@@ -48,8 +56,22 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   const gate = new AccessGate(new KeyCache(store, keyEvents), overrides.rateLimiter ?? new MemoryRateLimiter(), config.trustProxy);
   const app = createServer({ logger, bodyLimitBytes: config.bodyLimitBytes, gate });
 
+  // Crash recovery: holds left by processes that are gone are refunded before serving.
+  const instanceId = randomUUID();
+  const recovery = new OrphanRecovery(store, instanceId);
+  const refunded = await recovery.sweep();
+  if (refunded > 0) logger.warn({ refunded }, 'refunded holds left by a gateway process that is gone');
+  const heartbeat = setInterval(() => void recovery.sweep().catch((err: unknown) => logger.error({ err }, 'heartbeat failed')), HEARTBEAT_MS);
+  heartbeat.unref();
+  const upstream = new UpstreamClient();
+
   registerCatalogRoutes(app, catalog);
-  registerUnbuiltRoutes(app, UNBUILT_ROUTES);
+  registerChatRoute(app, {
+    catalog, store, config, upstream, instanceId,
+    adapters: overrides.adapters ?? defaultAdapters(),
+    inFlight: new InFlightRuns(keyEvents),
+  });
+  registerUnbuiltRoutes(app, UNBUILT_ROUTES.filter((r) => r.scope !== 'chat'));
   if (config.adminToken !== undefined) await registerAdminRoutes(app, { adminToken: config.adminToken, store, keys });
 
   await app.ready();
@@ -61,7 +83,9 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     config,
     catalog,
     async close() {
+      clearInterval(heartbeat);
       await app.close();
+      await upstream.close();
       if (overrides.store === undefined) await store.close();
     },
   };

@@ -6,6 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hostname } from 'node:os';
+import { OrphanRecovery } from '../src/billing/orphan-recovery.ts';
 import { openStore } from '../src/store/open-store.ts';
 import type { Store } from '../src/store/types.ts';
 
@@ -99,17 +101,21 @@ for (const dialect of DIALECTS) {
       expect((await store.getJob(jobId))?.errorCode).toBe('upstream_error');
     });
 
-    it('orphaned holds of a dead process are refunded; a live process keeps its own', async () => {
+    it('jobs of processes that are gone are refunded; a live process keeps its own', async () => {
       const accountId = await newAccount(3_000_000);
       const now = Date.now();
-      await store.heartbeat('dead', now - 120_000);
-      await store.heartbeat('alive', now);
-      expect((await hold(accountId, 1_000_000, 'dead')).ok).toBe(true);
-      expect((await hold(accountId, 1_000_000, 'alive')).ok).toBe(true);
-      expect((await hold(accountId, 500_000, 'never-beat')).ok).toBe(true);
-      const refunded = await store.refundOrphanedJobs('me', now - 30_000, now);
-      expect(refunded).toBeGreaterThanOrEqual(2); // earlier tests' open holds (instance i1, never beat) go too
+      await store.heartbeat({ id: 'dead-elsewhere', host: 'other-host', pid: 1 }, now - 120_000);
+      await store.heartbeat({ id: 'alive-elsewhere', host: 'other-host', pid: 1 }, now);
+      await store.heartbeat({ id: 'dead-here', host: hostname(), pid: 2 ** 22 + 12345 }, now);
+      expect((await hold(accountId, 1_000_000, 'dead-elsewhere')).ok).toBe(true);
+      expect((await hold(accountId, 1_000_000, 'alive-elsewhere')).ok).toBe(true);
+      expect((await hold(accountId, 500_000, 'dead-here')).ok).toBe(true);
+      expect((await hold(accountId, 250_000, 'never-registered')).ok).toBe(true);
+      const refunded = await new OrphanRecovery(store, 'me').sweep(now);
+      expect(refunded).toBeGreaterThanOrEqual(3); // earlier tests' open holds (instance i1, never registered) go too
       expect(await store.getAccount(accountId)).toMatchObject({ balance: 3_000_000, held: 1_000_000 });
+      expect((await store.listInstances()).map((i) => i.id).sort()).toEqual(['alive-elsewhere', 'me']);
+      expect(await new OrphanRecovery(store, 'me').sweep(now)).toBe(0);
     });
   });
 }

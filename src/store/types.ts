@@ -118,6 +118,13 @@ export interface Settlement {
   at: number;
 }
 
+export interface InstanceRecord {
+  id: string;
+  host: string;
+  pid: number;
+  heartbeatAt: number;
+}
+
 export type CreateKeyResult = { ok: true; key: ApiKeyRecord } | { ok: false; reason: 'too_many_keys' };
 
 export interface Store {
@@ -153,12 +160,14 @@ export interface Store {
   refund(jobId: string, errorCode: string, at: number): Promise<boolean>;
   getJob(id: string): Promise<JobRecord | undefined>;
   /** Records that a gateway process is alive. */
-  heartbeat(instanceId: string, at: number): Promise<void>;
-  /**
-   * Refunds running jobs whose process is gone: every one not owned by `except` whose
-   * process last beat before `staleBefore` (or never). Returns how many were refunded.
-   */
-  refundOrphanedJobs(except: string, staleBefore: number, at: number): Promise<number>;
+  heartbeat(instance: { id: string; host: string; pid: number }, at: number): Promise<void>;
+  listInstances(): Promise<InstanceRecord[]>;
+  /** Forgets processes that are gone, after their jobs were refunded. */
+  removeInstances(ids: string[]): Promise<void>;
+  /** Instance ids owning running jobs (some may have no instance row at all). */
+  runningJobOwners(): Promise<string[]>;
+  /** Refunds in full every running job owned by these processes. Returns how many. */
+  refundJobsOf(instanceIds: string[], at: number): Promise<number>;
 
   /** What a key family's runs are charged since `since`: open holds at their held amount, settled runs at cost. */
   keyFamilyChargedSince(familyId: string, since: number): Promise<number>;

@@ -67,6 +67,8 @@ export interface JobsTable {
 
 export interface InstancesTable {
   id: string;
+  host: string;
+  pid: number;
   heartbeat_at: number;
 }
 
@@ -164,6 +166,8 @@ const jobs: Migration = {
     await db.schema
       .createTable('gateway_instances')
       .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('host', 'text', (c) => c.notNull())
+      .addColumn('pid', 'integer', (c) => c.notNull())
       .addColumn('heartbeat_at', 'bigint', (c) => c.notNull())
       .execute();
   },

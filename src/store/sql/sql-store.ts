@@ -5,7 +5,7 @@ import { Kysely, Migrator, type Selectable, sql } from 'kysely';
 import type { Scope } from '../../keys/scopes.ts';
 import type {
   AccountPatch, AccountRecord, ApiKeyPatch, ApiKeyRecord, CreateKeyResult, HoldResult, JobRecord, JobStatus, LedgerEntry,
-  LedgerKind, NewAccount, NewHold, Settlement, Store,
+  LedgerKind, NewAccount, NewHold, Settlement, Store, InstanceRecord,
 } from '../types.ts';
 import { type Database, type Dialect, migrationProvider, type AccountsTable, type ApiKeysTable, type JobsTable } from './schema.ts';
 import { randomUUID } from 'node:crypto';
@@ -186,25 +186,33 @@ export class SqlStore implements Store {
     return row === undefined ? undefined : toJob(row);
   }
 
-  async heartbeat(instanceId: string, at: number): Promise<void> {
+  async heartbeat(instance: { id: string; host: string; pid: number }, at: number): Promise<void> {
     await this.db
       .insertInto('gateway_instances')
-      .values({ id: instanceId, heartbeat_at: at })
+      .values({ id: instance.id, host: instance.host, pid: instance.pid, heartbeat_at: at })
       .onConflict((oc) => oc.column('id').doUpdateSet({ heartbeat_at: at }))
       .execute();
   }
 
-  async refundOrphanedJobs(except: string, staleBefore: number, at: number): Promise<number> {
-    const orphans = await this.db
-      .selectFrom('jobs')
-      .leftJoin('gateway_instances', 'gateway_instances.id', 'jobs.instance_id')
-      .select('jobs.id')
-      .where('jobs.status', '=', 'running')
-      .where('jobs.instance_id', '!=', except)
-      .where((eb) => eb.or([eb('gateway_instances.heartbeat_at', 'is', null), eb('gateway_instances.heartbeat_at', '<', staleBefore)]))
-      .execute();
+  async listInstances(): Promise<InstanceRecord[]> {
+    const rows = await this.db.selectFrom('gateway_instances').selectAll().execute();
+    return rows.map((r) => ({ id: r.id, host: r.host, pid: Number(r.pid), heartbeatAt: Number(r.heartbeat_at) }));
+  }
+
+  async removeInstances(ids: string[]): Promise<void> {
+    if (ids.length > 0) await this.db.deleteFrom('gateway_instances').where('id', 'in', ids).execute();
+  }
+
+  async runningJobOwners(): Promise<string[]> {
+    const rows = await this.db.selectFrom('jobs').select('instance_id').distinct().where('status', '=', 'running').execute();
+    return rows.map((r) => r.instance_id);
+  }
+
+  async refundJobsOf(instanceIds: string[], at: number): Promise<number> {
+    if (instanceIds.length === 0) return 0;
+    const jobs = await this.db.selectFrom('jobs').select('id').where('status', '=', 'running').where('instance_id', 'in', instanceIds).execute();
     let refunded = 0;
-    for (const orphan of orphans) if (await this.refund(orphan.id, 'internal_error', at)) refunded++;
+    for (const job of jobs) if (await this.refund(job.id, 'internal_error', at)) refunded++;
     return refunded;
   }
 

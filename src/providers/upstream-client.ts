@@ -1,0 +1,43 @@
+/**
+ * Upstream HTTP: one keep-alive undici pool per provider origin (the global fetch costs
+ * about 0.5–0.8 ms more per hop here).
+ */
+import { Pool, type Dispatcher } from 'undici';
+
+export interface UpstreamResponse {
+  status: number;
+  body: Dispatcher.ResponseData['body'];
+}
+
+export class UpstreamClient {
+  private readonly pools = new Map<string, Pool>();
+
+  async post(baseUrl: string, path: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<UpstreamResponse> {
+    const base = new URL(baseUrl);
+    const pool = this.pool(base.origin);
+    const response = await pool.request({
+      method: 'POST',
+      path: base.pathname.replace(/\/$/, '') + path,
+      headers,
+      body,
+      signal,
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    });
+    return { status: response.statusCode, body: response.body };
+  }
+
+  private pool(origin: string): Pool {
+    let pool = this.pools.get(origin);
+    if (pool === undefined) {
+      pool = new Pool(origin, { connections: 256, pipelining: 1, keepAliveTimeout: 30_000 });
+      this.pools.set(origin, pool);
+    }
+    return pool;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.pools.values()].map((p) => p.destroy()));
+    this.pools.clear();
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * Upstream failures → our error codes (spec chat error table, DECISIONS.md Errors):
+ * 400/413/422 → provider_rejected_request (message passed through, ≤ 500 characters);
+ * 429 → upstream_rate_limited; 5xx (Anthropic's 529 too) → upstream_error;
+ * our credentials refused or the model unknown upstream (401, 402, 403, 404) →
+ * model_unavailable, an operator error the client cannot fix.
+ */
+import { GatewayError } from '../http/errors.ts';
+
+export const MAX_PASSED_MESSAGE = 500;
+
+export function upstreamError(status: number, providerMessage: string | undefined): GatewayError {
+  const message = (providerMessage ?? '').slice(0, MAX_PASSED_MESSAGE);
+  if (status === 400 || status === 413 || status === 422) {
+    return new GatewayError('provider_rejected_request', message === '' ? `The provider refused the request (HTTP ${status}).` : message);
+  }
+  if (status === 429) return new GatewayError('upstream_rate_limited', 'The model provider is throttling requests. Retry with exponential backoff.');
+  if (status === 401 || status === 402 || status === 403 || status === 404) {
+    return new GatewayError('model_unavailable', 'The model cannot run now: the provider refused the gateway. Retry later or choose another model.');
+  }
+  return new GatewayError('upstream_error', `The model provider failed (HTTP ${status}). Retry with backoff.`);
+}
+
+/** The provider's own message, wherever its error shape keeps it. */
+export function providerMessage(body: unknown, text: string): string | undefined {
+  if (typeof body === 'object' && body !== null) {
+    const error = (body as { error?: unknown }).error;
+    if (typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string') {
+      return (error as { message: string }).message;
+    }
+    if (typeof error === 'string') return error;
+    if (typeof (body as { message?: unknown }).message === 'string') return (body as { message: string }).message;
+  }
+  return text === '' ? undefined : text;
+}
+
+export function connectionFailed(): GatewayError {
+  return new GatewayError('upstream_error', 'The connection to the model provider failed. Retry with backoff.');
+}
+
+export function streamBroken(): GatewayError {
+  return new GatewayError('upstream_error', 'The model provider ended the stream early. Retry with backoff.');
+}
