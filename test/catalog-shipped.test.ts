@@ -1,0 +1,48 @@
+/** The shipped catalog holds what DECISIONS.md asks of it, and loads through the real start-up path. */
+import { describe, expect, it } from 'vitest';
+import { Catalog } from '../src/catalog/catalog.ts';
+import { CATEGORIES, CHAT_PROVIDERS } from '../src/catalog/catalog-file.ts';
+import { DEFAULT_CATALOG_FILE } from '../src/config.ts';
+
+const catalog = Catalog.fromFile(DEFAULT_CATALOG_FILE, { providerHasCredentials: () => true });
+const entries = catalog.models.map((m) => m.entry);
+
+describe('shipped catalog', () => {
+  it('records when prices were checked', () => {
+    expect(catalog.pricesCheckedAt).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+  });
+
+  it('has at least one model of every category', () => {
+    for (const category of CATEGORIES) expect(entries.some((e) => e.category === category), category).toBe(true);
+  });
+
+  it('each chat provider has an available text model', () => {
+    for (const provider of CHAT_PROVIDERS) {
+      expect(catalog.models.some((m) => m.entry.provider === provider && m.entry.category === 'text' && m.entry.chat !== undefined && m.available), provider).toBe(true);
+    }
+  });
+
+  it('has every pricing unit the spec names', () => {
+    const units = new Set(entries.map((e) => e.pricing?.unit));
+    for (const unit of ['per_token', 'per_image', 'per_video', 'per_output', 'per_second_of_output', 'per_1000_characters', 'per_gpu_second']) expect(units.has(unit as never), unit).toBe(true);
+  });
+
+  it('has the special entries: deprecated, removed, duplicate, unpriced, unavailable with use_instead, a text model no chat provider serves', () => {
+    expect(entries.some((e) => e.lifecycle?.status === 'deprecated' && e.lifecycle.successor_slug !== undefined)).toBe(true);
+    expect(entries.some((e) => e.lifecycle?.status === 'removed')).toBe(true);
+    expect(entries.some((e) => e.lifecycle?.status === 'duplicate')).toBe(true);
+    expect(entries.some((e) => e.pricing === null)).toBe(true);
+    expect(catalog.models.some((m) => m.entry.unavailable !== undefined && m.useInstead !== undefined)).toBe(true);
+    expect(entries.some((e) => e.category === 'text' && e.chat === undefined)).toBe(true);
+    expect(entries.some((e) => e.chat !== undefined && e.provider_model_id !== e.slug && e.lifecycle === undefined)).toBe(true);
+  });
+
+  it('ships both provider_1 embedding models at their sizes', () => {
+    expect(catalog.bySlug('text-embedding-3-small')?.entry.embedding).toEqual({ dimensions: 1536, shortenable: true });
+    expect(catalog.bySlug('text-embedding-3-large')?.entry.embedding).toEqual({ dimensions: 3072, shortenable: true });
+  });
+
+  it('a transcription model takes a language (SeamlessM4T type)', () => {
+    expect(entries.some((e) => e.category === 'transcription_stt' && JSON.stringify(e.configuration.input_schema).includes('language'))).toBe(true);
+  });
+});
