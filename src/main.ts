@@ -67,7 +67,10 @@ Try it:
   curl -s ${base}/api/v1/models?limit=3 -H "Authorization: Bearer ${String(key.key)}"
   curl -s ${base}/api/v1/chat/completions -H "Authorization: Bearer ${String(key.key)}" \\
     -H "Content-Type: application/json" \\
-    -d '{"model":"gpt-5-mini","messages":[{"role":"user","content":"Hello!"}]}'
+    -d '{"model":"gpt-6-luna","messages":[{"role":"user","content":"Hello!"}]}'
+  curl -sN ${base}/api/v1/chat/completions -H "Authorization: Bearer ${String(key.key)}" \\
+    -H "Content-Type: application/json" \\
+    -d '{"model":"deepseek-flash","stream":true,"messages":[{"role":"user","content":"Stream, please"}]}'
   curl -s ${base}/admin/v1/accounts/${String(account.id)} -H "Authorization: Bearer ${adminToken}"
 
 Press Ctrl+C to stop.`);

@@ -7,7 +7,7 @@ export type AdapterTable = Partial<Record<ChatProviderId, ProviderAdapter>>;
 
 export function defaultAdapters(): AdapterTable {
   return {
-    provider_1: new OpenAiCompatibleAdapter({ replayReasoning: false, abortedFinishReasons: [] }),
-    provider_7: new OpenAiCompatibleAdapter({ replayReasoning: true, abortedFinishReasons: ['insufficient_system_resource'] }),
+    provider_1: new OpenAiCompatibleAdapter({ replayReasoning: false, abortedFinishReasons: [], thinkingSwitch: false }),
+    provider_7: new OpenAiCompatibleAdapter({ replayReasoning: true, abortedFinishReasons: ['insufficient_system_resource'], thinkingSwitch: true }),
   };
 }

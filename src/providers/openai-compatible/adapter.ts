@@ -15,6 +15,8 @@ export interface OpenAiDialect {
   replayReasoning: boolean;
   /** Finish values that mean the backend aborted the answer (DeepSeek insufficient_system_resource). */
   abortedFinishReasons: readonly string[];
+  /** One provider model id serves both modes; `thinking` is switched from the model's `reasoning` fact (DeepSeek V4). */
+  thinkingSwitch: boolean;
 }
 
 type Json = Record<string, unknown>;
@@ -36,6 +38,7 @@ export class OpenAiCompatibleAdapter implements ProviderAdapter {
       messages: this.messages(call),
       [call.routing.max_tokens_field]: call.maxTokens,
     };
+    if (this.dialect.thinkingSwitch) body.thinking = { type: call.routing.reasoning ? 'enabled' : 'disabled' };
     if (call.stream) {
       body.stream = true;
       // Usage is always asked for, whatever the client asked: billing needs it.
