@@ -1,12 +1,42 @@
 /**
- * Providers for `npm run demo`: none until the chat route and its emulators land.
+ * Providers for `npm run demo`: the protocol emulators, started in-process, one for
+ * every chat provider the gateway has an adapter for, so a newcomer's first curl gets
+ * an answer without any real provider key.
  */
+import { startEmulator } from '../emulators/index.ts';
+import type { Emulator, EmulatorKind } from '../emulators/types.ts';
+import type { ChatProviderId } from './catalog/catalog-file.ts';
+import { defaultAdapters } from './providers/registry.ts';
+
 export interface DemoProviders {
   env: Record<string, string>;
   description: string;
   close(): Promise<void>;
 }
 
+const EMULATOR_OF: Record<ChatProviderId, EmulatorKind> = {
+  provider_1: 'openai',
+  provider_2: 'anthropic',
+  provider_3: 'gemini',
+  provider_7: 'deepseek',
+};
+
 export async function startDemoProviders(): Promise<DemoProviders> {
-  return { env: {}, description: 'none configured (the chat route is not built yet)', close: async () => {} };
+  const providers = Object.keys(defaultAdapters()) as ChatProviderId[];
+  const env: Record<string, string> = {};
+  const started: Emulator[] = [];
+  for (const provider of providers) {
+    const emulator = await startEmulator(EMULATOR_OF[provider]);
+    started.push(emulator);
+    const n = provider.slice('provider_'.length);
+    env[`PROVIDER_${n}_BASE_URL`] = emulator.baseUrl;
+    env[`PROVIDER_${n}_API_KEY`] = emulator.apiKey;
+  }
+  return {
+    env,
+    description: providers.map((p, i) => `${p} → ${EMULATOR_OF[p]} emulator at ${started[i]?.baseUrl ?? ''}`).join('; '),
+    close: async () => {
+      await Promise.all(started.map((e) => e.close()));
+    },
+  };
 }

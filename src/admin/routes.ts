@@ -3,6 +3,7 @@
  * Registered only when ADMIN_TOKEN is set; otherwise every /admin route answers 404.
  */
 import { timingSafeEqual, createHash } from 'node:crypto';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { creditsToMicro, microToCredits } from '../billing/money.ts';
@@ -110,6 +111,25 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
       return accountView(account, await store.accountSpentSince(id, startOfUtcMonth(now())));
     };
 
+    // Process health for operators and the benchmark: memory and event-loop delay since the last reset.
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    loopDelay.enable();
+    admin.addHook('onClose', async () => loopDelay.disable());
+    admin.get<{ Querystring: { reset?: string } }>('/stats', async (request) => {
+      const memory = process.memoryUsage();
+      const stats = {
+        rss_bytes: memory.rss,
+        heap_used_bytes: memory.heapUsed,
+        event_loop_delay_ms: {
+          p50: loopDelay.percentile(50) / 1e6,
+          p99: loopDelay.percentile(99) / 1e6,
+          max: loopDelay.max / 1e6,
+        },
+      };
+      if (request.query.reset === 'true') loopDelay.reset();
+      return stats;
+    });
+
     admin.post('/accounts', async (request, reply) => {
       const body = parse(newAccountBody, request.body);
       const account = await store.createAccount({
@@ -142,9 +162,13 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
       return accountAnswer(request.params.id);
     });
 
-    admin.get<{ Params: { id: string } }>('/accounts/:id/ledger', async (request) => {
+    admin.get<{ Params: { id: string }; Querystring: { limit?: string } }>('/accounts/:id/ledger', async (request) => {
       await requireAccount(request.params.id);
-      return (await store.listLedger(request.params.id, 1000)).map(ledgerView);
+      // Newest first; 1,000 rows unless `?limit=N` or `?limit=all`.
+      const raw = request.query.limit;
+      const limit = raw === 'all' ? Number.MAX_SAFE_INTEGER : raw === undefined ? 1000 : Number(raw);
+      if (!Number.isInteger(limit) || limit < 1) throw new GatewayError('validation_failed', "limit must be a positive integer or 'all'.", { details: { formErrors: [], fieldErrors: { limit: ['a positive integer or all'] } } });
+      return (await store.listLedger(request.params.id, limit)).map(ledgerView);
     });
 
     admin.get<{ Params: { id: string } }>('/accounts/:id/notifications', async (request) => {

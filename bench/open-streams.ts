@@ -1,0 +1,61 @@
+/**
+ * Many concurrent open streams: each on its own connection, held until the answer
+ * ends. Counts errors and completions and samples the gateway's resident memory.
+ */
+import http from 'node:http';
+import { readFileSync } from 'node:fs';
+
+export interface OpenStreamsResult {
+  errors: number;
+  completed: number;
+  peak_rss_mib: number | null;
+  seconds: number;
+}
+
+function rssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kb / 1024;
+}
+
+export async function openStreams(origin: string, path: string, count: number, headers: () => Record<string, string>, body: string, pid: number, measureRss: boolean): Promise<OpenStreamsResult> {
+  const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
+  const url = new URL(origin);
+  let peak = measureRss ? rssMiB(pid) : 0;
+  const sampler = measureRss ? setInterval(() => (peak = Math.max(peak, rssMiB(pid))), 100) : undefined;
+  const started = Date.now();
+  let errors = 0;
+  let completed = 0;
+  const one = () =>
+    new Promise<void>((resolve) => {
+      const request = http.request({ host: url.hostname, port: url.port, path, method: 'POST', agent, headers: { ...headers(), 'content-type': 'application/json' } }, (response) => {
+        let tail = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (tail = (tail + chunk).slice(-64)));
+        response.on('end', () => {
+          if (response.statusCode === 200 && tail.includes('[DONE]')) completed++;
+          else errors++;
+          resolve();
+        });
+        response.on('error', () => {
+          errors++;
+          resolve();
+        });
+      });
+      request.on('error', () => {
+        errors++;
+        resolve();
+      });
+      request.end(body);
+    });
+  const all: Promise<void>[] = [];
+  // Open in waves so the listen backlog is not what gets measured.
+  for (let i = 0; i < count; i++) {
+    all.push(one());
+    if (i % 250 === 249) await new Promise((r) => setTimeout(r, 20));
+  }
+  await Promise.all(all);
+  if (sampler !== undefined) clearInterval(sampler);
+  agent.destroy();
+  return { errors, completed, peak_rss_mib: measureRss ? Math.round(peak) : null, seconds: Math.round((Date.now() - started) / 100) / 10 };
+}

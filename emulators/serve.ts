@@ -1,0 +1,97 @@
+/**
+ * Runs emulators in their own process (for the demo and the benchmark):
+ *
+ *   npx tsx emulators/serve.ts --port 0 --kind openai|anthropic|gemini|deepseek|all
+ *       [--latency-ms N] [--chunk-delay-ms N] [--host H] [--api-key K] [--record]
+ *
+ * Prints one JSON line when ready:
+ *   {"ready":true,"apiKey":"emu-key","emulators":{"openai":"http://127.0.0.1:PORT/v1",…},
+ *    "env":{"PROVIDER_1_BASE_URL":"…","PROVIDER_1_API_KEY":"emu-key",…}}
+ * With `--kind all` and a non-zero `--port P`, the kinds listen on P, P+1, P+2, P+3 (openai,
+ * anthropic, gemini, deepseek). `--latency-ms` delays the first byte of every default answer;
+ * `--chunk-delay-ms` spaces default stream events. Requests are recorded only with `--record`.
+ * Control routes on every emulator: GET /__emulator/requests, POST /__emulator/enqueue
+ * {scenario, options}, POST /__emulator/default {scenario|null, options}, POST /__emulator/reset.
+ * SIGINT/SIGTERM close the servers and exit.
+ */
+import { parseArgs } from 'node:util';
+import { EMULATOR_KINDS, PROVIDER_OF_KIND, startEmulator } from './index.ts';
+import type { Emulator, EmulatorKind, ScenarioOptions } from './types.ts';
+
+function usage(message: string): never {
+  process.stderr.write(`${message}\nusage: tsx emulators/serve.ts --port 0 --kind openai|anthropic|gemini|deepseek|all [--latency-ms N] [--chunk-delay-ms N] [--host H] [--api-key K] [--record]\n`);
+  process.exit(2);
+}
+
+function nonNegative(name: string, v: string | undefined, fallback: number): number {
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) usage(`--${name} must be a non-negative integer`);
+  return n;
+}
+
+async function main(): Promise<void> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        port: { type: 'string', default: '0' },
+        kind: { type: 'string', default: 'all' },
+        host: { type: 'string', default: '127.0.0.1' },
+        'api-key': { type: 'string' },
+        'latency-ms': { type: 'string' },
+        'chunk-delay-ms': { type: 'string' },
+        record: { type: 'boolean', default: false },
+      },
+      strict: true,
+    }));
+  } catch (err) {
+    usage(err instanceof Error ? err.message : String(err));
+  }
+  const kindArg = values.kind ?? 'all';
+  const kinds: EmulatorKind[] = kindArg === 'all' ? [...EMULATOR_KINDS] : EMULATOR_KINDS.includes(kindArg as EmulatorKind) ? [kindArg as EmulatorKind] : usage(`unknown --kind ${kindArg}`);
+  const port = nonNegative('port', values.port, 0);
+  const latency = nonNegative('latency-ms', values['latency-ms'], 0);
+  const chunkDelay = nonNegative('chunk-delay-ms', values['chunk-delay-ms'], 0);
+
+  const started: Emulator[] = [];
+  for (let i = 0; i < kinds.length; i++) {
+    const kind = kinds[i] as EmulatorKind;
+    const emu = await startEmulator(kind, {
+      port: port === 0 ? 0 : port + i,
+      host: values.host,
+      apiKey: values['api-key'],
+      record: values.record === true,
+      control: true,
+    });
+    const o: ScenarioOptions = {};
+    if (latency > 0) o.delayMs = latency;
+    if (chunkDelay > 0) o.chunkDelayMs = chunkDelay;
+    emu.setDefault(null, o);
+    started.push(emu);
+  }
+
+  const emulators: Record<string, string> = {};
+  const env: Record<string, string> = {};
+  for (const e of started) {
+    emulators[e.kind] = e.baseUrl;
+    const n = PROVIDER_OF_KIND[e.kind].slice('provider_'.length);
+    env[`PROVIDER_${n}_BASE_URL`] = e.baseUrl;
+    env[`PROVIDER_${n}_API_KEY`] = e.apiKey;
+  }
+  process.stdout.write(`${JSON.stringify({ ready: true, apiKey: started[0]?.apiKey, emulators, env })}\n`);
+
+  let stopping = false;
+  const stop = (): void => {
+    if (stopping) return;
+    stopping = true;
+    void Promise.all(started.map((e) => e.close())).then(() => process.exit(0));
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,109 @@
+/**
+ * The common API of the provider protocol emulators: fake provider servers that speak
+ * each real wire format (see /work/shared/reference/providers.md), for tests, the demo
+ * and the benchmark.
+ */
+
+export type EmulatorKind = 'openai' | 'anthropic' | 'gemini' | 'deepseek';
+
+export interface RecordedRequest {
+  method: string;
+  /** Path and query as received (`req.url`). */
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  /** Parsed JSON; the raw text when the body is not JSON; undefined when empty. */
+  body: unknown;
+}
+
+/**
+ * Token counts in each protocol's own raw terms (nothing is added up for you):
+ * - openai: prompt_tokens = input, cached_tokens = cacheRead, completion_tokens = output,
+ *   reasoning_tokens = reasoning (already inside output, as OpenAI reports it).
+ * - deepseek: as openai, plus prompt_cache_hit_tokens = cacheRead, prompt_cache_miss_tokens = input − cacheRead.
+ * - anthropic: input_tokens = input (excludes cache), cache_read_input_tokens = cacheRead,
+ *   cache_creation_input_tokens = cacheWrite, output_tokens = output (thinking included).
+ * - gemini: promptTokenCount = input (includes cachedContentTokenCount = cacheRead),
+ *   candidatesTokenCount = output (excludes thoughts), thoughtsTokenCount = reasoning,
+ *   totalTokenCount = input + output + reasoning.
+ */
+export interface ScenarioUsage {
+  input: number;
+  output: number;
+  cacheRead?: number;
+  cacheWrite?: number;
+  reasoning?: number;
+}
+
+export interface ScenarioToolCall {
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+export type Scenario =
+  | {
+      kind: 'text';
+      text: string;
+      reasoning?: string;
+      /** The provider's own finish value (`length`, `max_tokens`, `MAX_TOKENS`, `SAFETY`, …). */
+      finish?: string;
+      usage?: ScenarioUsage | 'none';
+      /** Split the text into this many stream chunks (default ~20). */
+      chunks?: number;
+      refusal?: string;
+    }
+  | {
+      kind: 'tool_calls';
+      calls: ScenarioToolCall[];
+      text?: string;
+      usage?: ScenarioUsage | 'none';
+      /** Extension: reasoning before the calls (DeepSeek reasoning_content, Anthropic thinking, Gemini thought parts). */
+      reasoning?: string;
+      /** Extension: override the protocol's natural tool finish value. */
+      finish?: string;
+    }
+  | { kind: 'error'; status: number; body?: unknown; headers?: Record<string, string> }
+  | { kind: 'stream_error'; afterChunks: number; text?: string }
+  | { kind: 'cut'; afterChunks: number; text?: string }
+  | { kind: 'hang' }
+  | { kind: 'blocked' }
+  | { kind: 'embedding'; dimensions?: number };
+
+export interface ScenarioOptions {
+  /** Wait before the first byte (headers included, unless keep-alives go first). */
+  delayMs?: number;
+  /** Wait between stream events. */
+  chunkDelayMs?: number;
+  /** Keep-alives before the first chunk where the protocol has them (DeepSeek comments / blank lines, Anthropic pings). */
+  keepAlives?: number;
+}
+
+export interface Emulator {
+  kind: EmulatorKind;
+  /** Per the DECISIONS.md base-URL convention for that provider. */
+  baseUrl: string;
+  /** The key the emulator accepts; a wrong key gets the provider's real auth error. */
+  apiKey: string;
+  /** Every request received, in order (the same array object for the emulator's life). */
+  requests: RecordedRequest[];
+  /** The next request gets this scenario (FIFO); when the queue is empty the default applies. */
+  enqueue(s: Scenario, o?: ScenarioOptions): void;
+  /** null = the built-in default. */
+  setDefault(s: Scenario | null, o?: ScenarioOptions): void;
+  /** Clears queue, requests and default. */
+  reset(): void;
+  /** Closes the server and any hanging sockets. */
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** 0 (default) picks a free port. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 'emu-key'. */
+  apiKey?: string;
+  /** Record requests (default true). The CLI turns it off unless asked, so long benchmarks don't grow memory. */
+  record?: boolean;
+  /** Serve the `/__emulator/*` control routes (default false; the CLI turns them on). */
+  control?: boolean;
+}

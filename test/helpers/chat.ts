@@ -1,0 +1,86 @@
+/**
+ * Chat test harness: provider emulators (in this process), a gateway pointed at them
+ * with a fixture catalog of known prices, and money read to the micro-credit.
+ */
+import { startEmulator } from '../../emulators/index.ts';
+import type { Emulator } from '../../emulators/types.ts';
+import { chatEntry, imageEntry, writeCatalog, type Entry } from '../fixtures/catalog.ts';
+import { startGateway, type TestGateway } from './gateway.ts';
+
+/** Prices of every fixture chat model: USD 1.25 / 10 per 1M tokens = 125 / 1,000 micro-credits per token. */
+export const INPUT_MICRO_PER_TOKEN = 125;
+export const OUTPUT_MICRO_PER_TOKEN = 1000;
+
+export function chatCatalog(extra: Entry[] = []): Entry[] {
+  return [
+    chatEntry('gpt-test', 'provider_1', {
+      provider_model_id: 'gpt-test-2026-01-01',
+      chat: { params: ['temperature', 'top_p', 'frequency_penalty', 'presence_penalty', 'logit_bias'], json_schema: 'native', images: { formula: 'flat', max_tokens: 1000, low_detail_tokens: 85 }, pdf: true },
+    }),
+    chatEntry('gpt-reasoner', 'provider_1', {
+      max_output_tokens: 100000,
+      chat: { params: ['reasoning_effort', 'verbosity'], max_tokens_field: 'max_completion_tokens', developer_role: true, reasoning: true, json_schema: 'native', images: null, pdf: false },
+    }),
+    chatEntry('deepseek-test', 'provider_7', {
+      provider_model_id: 'deepseek-chat',
+      max_output_tokens: 8192,
+      chat: { params: ['temperature', 'top_p', 'frequency_penalty', 'presence_penalty'], json_schema: 'instruction', images: null, pdf: false },
+    }),
+    chatEntry('gpt-unpriced', 'provider_1', { pricing: null }),
+    chatEntry('gpt-gone', 'provider_1', { lifecycle: { status: 'removed', successor_slug: 'gpt-test' } }),
+    chatEntry('gpt-alias', 'provider_1', { provider_model_id: 'gpt-alias-id', lifecycle: { status: 'duplicate', duplicate_of: 'gpt-test' } }),
+    { ...chatEntry('llama-hosted', 'provider_8'), chat: undefined },
+    imageEntry('pic-1'),
+    ...extra,
+  ];
+}
+
+export interface ChatHarness {
+  gw: TestGateway;
+  openai: Emulator;
+  deepseek: Emulator;
+  close(): Promise<void>;
+}
+
+export async function startChatHarness(env: Record<string, string> = {}, extraModels: Entry[] = []): Promise<ChatHarness> {
+  const openai = await startEmulator('openai');
+  const deepseek = await startEmulator('deepseek');
+  const gw = await startGateway({
+    CATALOG_FILE: writeCatalog(chatCatalog(extraModels)),
+    PROVIDER_1_BASE_URL: openai.baseUrl,
+    PROVIDER_1_API_KEY: openai.apiKey,
+    PROVIDER_7_BASE_URL: deepseek.baseUrl,
+    PROVIDER_7_API_KEY: deepseek.apiKey,
+    ...env,
+  });
+  return {
+    gw,
+    openai,
+    deepseek,
+    async close() {
+      await gw.close();
+      await openai.close();
+      await deepseek.close();
+    },
+  };
+}
+
+/** Balance and held credits in micro-credits, straight from the store. */
+export async function money(gw: TestGateway, accountId: string): Promise<{ balance: number; held: number }> {
+  const account = await gw.gateway.store.getAccount(accountId);
+  if (account === undefined) throw new Error('no account');
+  return { balance: account.balance, held: account.held };
+}
+
+/** Exact cost of a usage at the fixture prices. */
+export function costMicro(prompt: number, completion: number): number {
+  return prompt * INPUT_MICRO_PER_TOKEN + completion * OUTPUT_MICRO_PER_TOKEN;
+}
+
+/** Parses an SSE body into its data payloads (comments kept as ':' entries). */
+export function sseEvents(text: string): string[] {
+  return text
+    .split('\n\n')
+    .filter((block) => block !== '')
+    .map((block) => (block.startsWith(':') ? ':' : block.replace(/^data: /, '')));
+}
