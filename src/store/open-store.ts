@@ -4,10 +4,11 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Store } from './types.ts';
 import { SqlStore } from './sql/sql-store.ts';
+import { SqliteStore } from './sql/sqlite-store.ts';
 import type { Database } from './sql/schema.ts';
 
 export async function openStore(databaseUrl: string): Promise<Store> {
@@ -16,7 +17,7 @@ export async function openStore(databaseUrl: string): Promise<Store> {
   return store;
 }
 
-function openSqlite(path: string): SqlStore {
+function openSqlite(path: string): SqliteStore {
   const file = path === ':memory:' ? ':memory:' : path;
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const database = new BetterSqlite3(file);
@@ -24,9 +25,7 @@ function openSqlite(path: string): SqlStore {
   database.pragma('synchronous = NORMAL');
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
-  return new SqlStore('sqlite', (onQuery) =>
-    new Kysely<Database>({ dialect: new SqliteDialect({ database }), log: () => onQuery() }),
-  );
+  return new SqliteStore(database);
 }
 
 function openPostgres(url: string): SqlStore {
