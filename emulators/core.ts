@@ -305,7 +305,7 @@ function deliver(res: ServerResponse, reply: Reply, timers: Set<NodeJS.Timeout>)
   const d = new Delivery(res, timers);
 
   if (reply.type === 'json') {
-    const headers = { ...reply.headers };
+    const headers = reply.headers;
     if (reply.cut) {
       const half = reply.body.slice(0, Math.max(1, Math.floor(reply.body.length / 2)));
       d.run(reply.status, headers, [{ wait: delay, data: half }], false, 'destroy');
@@ -490,12 +490,18 @@ export async function startServer(impl: ProtocolImpl, opts: StartOptions = {}): 
 // ---------------------------------------------------------------------------
 // Helpers for protocol modules
 
+export const JSON_TYPE = 'application/json';
+export const SSE_CONTENT_TYPE = 'text/event-stream; charset=utf-8';
+
+/** A JSON reply; `headers` becomes the reply's own (it may be changed later), with a JSON content type unless it has one. */
 export function jsonReply(status: number, body: unknown, headers: OutgoingHttpHeaders = {}, opts?: ScenarioOptions): JsonReply {
-  return { type: 'json', status, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body), opts };
+  if (headers['content-type'] === undefined) headers['content-type'] = JSON_TYPE;
+  return { type: 'json', status, headers, body: JSON.stringify(body), opts };
 }
 
+/** SSE headers besides the content type. */
 export const SSE_HEADERS: OutgoingHttpHeaders = {
-  'content-type': 'text/event-stream; charset=utf-8',
+  'content-type': SSE_CONTENT_TYPE,
   'cache-control': 'no-cache',
   connection: 'keep-alive',
 };

@@ -13,7 +13,6 @@ import { isRecord, randomId, uuid } from './util.ts';
 
 const FINGERPRINT = 'fp_emu0deepseek_prod0820_fp8_kvcache';
 const ROLES = ['system', 'user', 'assistant', 'tool'];
-const NO_HEADERS: OutgoingHttpHeaders = {};
 
 function de(message: string, type = 'invalid_request_error', code: string | null = 'invalid_request_error'): OpenAIErrorObject {
   return { message, type, param: null, code };
@@ -73,7 +72,7 @@ export const deepSeekDialect: OpenAIDialect = {
   finishes: { stop: 'stop', tool: 'tool_calls', filter: 'content_filter', refusal: 'content_filter' },
   blockedContent: '',
   thinking: thinkingMode,
-  responseHeaders: () => NO_HEADERS,
+  responseHeaders: (contentType: string): OutgoingHttpHeaders => ({ 'content-type': contentType }),
   auth(token, apiKey) {
     if (token === undefined || token === '') {
       return { status: 401, error: de('Authentication Fails (auth header format should be Bearer sk-...)', 'authentication_error') };

@@ -10,6 +10,8 @@ import {
   jsonReply,
   streamEnd,
   SSE_HEADERS,
+  JSON_TYPE,
+  SSE_CONTENT_TYPE,
   type Answer,
   type AnswerContext,
   type Exchange,
@@ -67,7 +69,8 @@ export interface OpenAIDialect {
   /** Content of the assistant message for a blocked answer. */
   blockedContent: string | null;
   thinking(body: Record<string, unknown>): boolean;
-  responseHeaders(): OutgoingHttpHeaders;
+  /** Response headers (a fresh object the caller may change), content type included. */
+  responseHeaders(contentType: string): OutgoingHttpHeaders;
   /** Missing/wrong key → status and body; undefined when accepted. */
   auth(token: string | undefined, apiKey: string): { status: number; error: OpenAIErrorObject } | undefined;
   /** The provider's error body for a scripted status. */
@@ -343,7 +346,7 @@ function streamReply(d: OpenAIDialect, a: Answer, info: ChatRequestInfo, id: str
   const { end, afterChunks } = streamEnd(scenario);
   return {
     type: 'sse',
-    headers: { ...SSE_HEADERS, ...d.responseHeaders() },
+    headers: Object.assign(d.responseHeaders(SSE_CONTENT_TYPE), SSE_HEADERS),
     events,
     content,
     finishAt,
@@ -361,7 +364,7 @@ function streamReply(d: OpenAIDialect, a: Answer, info: ChatRequestInfo, id: str
 function scenarioError(d: OpenAIDialect, s: Extract<Scenario, { kind: 'error' }>, model: string, picked: Picked): Reply {
   const def = d.errorFor(s.status, model);
   const body = s.body !== undefined ? s.body : { error: def.error };
-  return jsonReply(s.status, body, { ...d.responseHeaders(), ...(def.headers ?? {}), ...(s.headers ?? {}) }, picked.opts);
+  return jsonReply(s.status, body, Object.assign(d.responseHeaders(JSON_TYPE), def.headers, s.headers), picked.opts);
 }
 
 function handleChat(d: OpenAIDialect, ex: Exchange, body: Record<string, unknown>): Reply {
@@ -376,14 +379,14 @@ function handleChat(d: OpenAIDialect, ex: Exchange, body: Record<string, unknown
     namedToolChoice: isRecord(tc) && tc.type === 'function',
   };
   const bad = validateChat(d, body, info, ex);
-  if (bad !== undefined) return errReply(bad, d.responseHeaders());
+  if (bad !== undefined) return errReply(bad, d.responseHeaders(JSON_TYPE));
 
   const picked = ex.take();
   const s = picked.scenario;
   if (s !== null) {
     if (s.kind === 'hang') return { type: 'hang' };
     if (s.kind === 'error') return scenarioError(d, s, info.model, picked);
-    if (s.kind === 'stream_error' && !info.stream) return errReply({ status: 500, error: d.errorFor(500, info.model).error }, d.responseHeaders(), picked.opts);
+    if (s.kind === 'stream_error' && !info.stream) return errReply({ status: 500, error: d.errorFor(500, info.model).error }, d.responseHeaders(JSON_TYPE), picked.opts);
   }
   const stats = inputStats(body.messages as unknown[]);
   const answer = buildAnswer(s, {
@@ -400,7 +403,7 @@ function handleChat(d: OpenAIDialect, ex: Exchange, body: Record<string, unknown
   return {
     type: 'json',
     status: 200,
-    headers: { 'content-type': 'application/json', ...d.responseHeaders() },
+    headers: d.responseHeaders(JSON_TYPE),
     body: nonStreamBody(d, answer, info, id),
     opts: picked.opts,
     blankLineKeepAlives: d.keepAlive,
@@ -414,11 +417,11 @@ export function openAIStyleHandler(d: OpenAIDialect, embeddings?: EmbeddingsHand
   return (ex) => {
     const isChat = d.chatPaths.has(ex.pathname);
     const isEmbeddings = embeddings !== undefined && ex.pathname === d.embeddingsPath;
-    if (!isChat && !isEmbeddings) return errReply({ status: 404, error: d.notFound(ex.method, ex.pathname) }, d.responseHeaders());
-    if (ex.method !== 'POST') return errReply({ status: 405, error: d.notFound(ex.method, ex.pathname) }, d.responseHeaders());
+    if (!isChat && !isEmbeddings) return errReply({ status: 404, error: d.notFound(ex.method, ex.pathname) }, d.responseHeaders(JSON_TYPE));
+    if (ex.method !== 'POST') return errReply({ status: 405, error: d.notFound(ex.method, ex.pathname) }, d.responseHeaders(JSON_TYPE));
     const denied = d.auth(bearer(ex), ex.apiKey);
-    if (denied !== undefined) return errReply(denied, d.responseHeaders());
-    if (ex.bodyInvalid || !isRecord(ex.body)) return errReply({ status: 400, error: d.invalidJson }, d.responseHeaders());
+    if (denied !== undefined) return errReply(denied, d.responseHeaders(JSON_TYPE));
+    if (ex.bodyInvalid || !isRecord(ex.body)) return errReply({ status: 400, error: d.invalidJson }, d.responseHeaders(JSON_TYPE));
     if (isEmbeddings) return embeddings(ex, ex.body, () => ex.take());
     return handleChat(d, ex, ex.body);
   };
@@ -427,6 +430,7 @@ export function openAIStyleHandler(d: OpenAIDialect, embeddings?: EmbeddingsHand
 function bearer(ex: Exchange): string | undefined {
   const v = header(ex, 'authorization');
   if (v === undefined) return undefined;
+  if (v.startsWith('Bearer ')) return v.slice(7).trim();
   const m = /^bearer\s+(.*)$/i.exec(v);
   return m === null ? '' : (m[1] ?? '').trim();
 }

@@ -2,7 +2,8 @@
  * provider_1: OpenAI Chat Completions and Embeddings.
  * Base URL `http://host:port/v1`; `POST /v1/chat/completions`, `POST /v1/embeddings`, `Authorization: Bearer`.
  */
-import { jsonReply, maskKey, startServer, type Exchange, type Picked, type ProtocolImpl, type Reply } from './core.ts';
+import type { OutgoingHttpHeaders } from 'node:http';
+import { JSON_TYPE, jsonReply, maskKey, startServer, type Exchange, type Picked, type ProtocolImpl, type Reply } from './core.ts';
 import { openAIScenarioError, openAIStyleHandler, type OpenAIDialect, type OpenAIErrorObject, type Rejection } from './openai-core.ts';
 import type { Emulator, ScenarioUsage, StartOptions } from './types.ts';
 import { float32Base64, isRecord, randomId, tokensFor, unitVector } from './util.ts';
@@ -22,16 +23,20 @@ function isReasoningModel(model: string): boolean {
   return (/^o\d/.test(model) || /^gpt-5/.test(model)) && !model.includes('chat');
 }
 
-const STATIC_HEADERS = {
-  'openai-version': '2020-10-01',
-  'openai-processing-ms': '7',
-  'x-ratelimit-limit-requests': '10000',
-  'x-ratelimit-remaining-requests': '9999',
-  'x-ratelimit-reset-requests': '6ms',
-  'x-ratelimit-limit-tokens': '10000000',
-  'x-ratelimit-remaining-tokens': '9999000',
-  'x-ratelimit-reset-tokens': '0s',
-};
+function responseHeaders(contentType: string): OutgoingHttpHeaders {
+  return {
+    'content-type': contentType,
+    'x-request-id': `req_${randomId(32)}`,
+    'openai-version': '2020-10-01',
+    'openai-processing-ms': '7',
+    'x-ratelimit-limit-requests': '10000',
+    'x-ratelimit-remaining-requests': '9999',
+    'x-ratelimit-reset-requests': '6ms',
+    'x-ratelimit-limit-tokens': '10000000',
+    'x-ratelimit-remaining-tokens': '9999000',
+    'x-ratelimit-reset-tokens': '0s',
+  };
+}
 
 export const openAIDialect: OpenAIDialect = {
   kind: 'openai',
@@ -58,7 +63,7 @@ export const openAIDialect: OpenAIDialect = {
   finishes: { stop: 'stop', tool: 'tool_calls', filter: 'content_filter', refusal: 'stop' },
   blockedContent: null,
   thinking: () => false,
-  responseHeaders: () => ({ ...STATIC_HEADERS, 'x-request-id': `req_${randomId(32)}` }),
+  responseHeaders,
   auth(token, apiKey) {
     if (token === undefined || token === '') {
       return {
@@ -140,7 +145,7 @@ const EMBEDDING_DIMS: Record<string, number> = {
 };
 
 function embeddings(ex: Exchange, body: Record<string, unknown>, take: () => Picked): Reply {
-  const headers = openAIDialect.responseHeaders();
+  const headers = responseHeaders(JSON_TYPE);
   const fail = (message: string, param: string | null = null, code: string | null = null): Reply =>
     jsonReply(400, { error: oe(message, 'invalid_request_error', param, code) }, headers);
   const model = body.model;

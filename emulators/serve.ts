@@ -2,7 +2,7 @@
  * Runs emulators in their own process (for the demo and the benchmark):
  *
  *   npx tsx emulators/serve.ts --port 0 --kind openai|anthropic|gemini|deepseek|all
- *       [--latency-ms N] [--chunk-delay-ms N] [--host H] [--api-key K] [--record]
+ *       [--latency-ms N] [--chunk-delay-ms N] [--host H] [--api-key K] [--record] [--workers N]
  *
  * Prints one JSON line when ready:
  *   {"ready":true,"apiKey":"emu-key","emulators":{"openai":"http://127.0.0.1:PORT/v1",…},
@@ -12,14 +12,18 @@
  * `--chunk-delay-ms` spaces default stream events. Requests are recorded only with `--record`.
  * Control routes on every emulator: GET /__emulator/requests, POST /__emulator/enqueue
  * {scenario, options}, POST /__emulator/default {scenario|null, options}, POST /__emulator/reset.
+ * `--workers N` (default 1) runs N processes sharing the same ports (node:cluster), for load
+ * generators that need more than one core of emulator; each worker then has its own scenario
+ * queue, default and recorded requests, so control routes are only meaningful with one worker.
  * SIGINT/SIGTERM close the servers and exit.
  */
+import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
 import { EMULATOR_KINDS, PROVIDER_OF_KIND, startEmulator } from './index.ts';
 import type { Emulator, EmulatorKind, ScenarioOptions } from './types.ts';
 
 function usage(message: string): never {
-  process.stderr.write(`${message}\nusage: tsx emulators/serve.ts --port 0 --kind openai|anthropic|gemini|deepseek|all [--latency-ms N] [--chunk-delay-ms N] [--host H] [--api-key K] [--record]\n`);
+  process.stderr.write(`${message}\nusage: tsx emulators/serve.ts --port 0 --kind openai|anthropic|gemini|deepseek|all [--latency-ms N] [--chunk-delay-ms N] [--host H] [--api-key K] [--record] [--workers N]\n`);
   process.exit(2);
 }
 
@@ -42,6 +46,7 @@ async function main(): Promise<void> {
         'latency-ms': { type: 'string' },
         'chunk-delay-ms': { type: 'string' },
         record: { type: 'boolean', default: false },
+        workers: { type: 'string', default: '1' },
       },
       strict: true,
     }));
@@ -53,6 +58,35 @@ async function main(): Promise<void> {
   const port = nonNegative('port', values.port, 0);
   const latency = nonNegative('latency-ms', values['latency-ms'], 0);
   const chunkDelay = nonNegative('chunk-delay-ms', values['chunk-delay-ms'], 0);
+  const workers = Math.max(1, nonNegative('workers', values.workers, 1));
+
+  if (workers > 1 && cluster.isPrimary) {
+    let announced = false;
+    for (let i = 0; i < workers; i++) {
+      cluster.fork().on('message', (line: unknown) => {
+        if (announced || typeof line !== 'string') return;
+        announced = true;
+        process.stdout.write(`${JSON.stringify({ ...(JSON.parse(line) as Record<string, unknown>), workers })}\n`);
+      });
+    }
+    cluster.on('exit', (_worker, code) => {
+      if (!stoppingPrimary) {
+        process.stderr.write(`emulator worker exited (${String(code)}); stopping\n`);
+        stopPrimary(1);
+      }
+    });
+    let stoppingPrimary = false;
+    const stopPrimary = (code: number): void => {
+      if (stoppingPrimary) return;
+      stoppingPrimary = true;
+      for (const w of Object.values(cluster.workers ?? {})) w?.kill('SIGTERM');
+      setTimeout(() => process.exit(code), 200).unref();
+      cluster.disconnect(() => process.exit(code));
+    };
+    process.on('SIGINT', () => stopPrimary(0));
+    process.on('SIGTERM', () => stopPrimary(0));
+    return;
+  }
 
   const started: Emulator[] = [];
   for (let i = 0; i < kinds.length; i++) {
@@ -79,7 +113,9 @@ async function main(): Promise<void> {
     env[`PROVIDER_${n}_BASE_URL`] = e.baseUrl;
     env[`PROVIDER_${n}_API_KEY`] = e.apiKey;
   }
-  process.stdout.write(`${JSON.stringify({ ready: true, apiKey: started[0]?.apiKey, emulators, env })}\n`);
+  const line = `${JSON.stringify({ ready: true, apiKey: started[0]?.apiKey, emulators, env })}\n`;
+  if (cluster.isWorker && process.send !== undefined) process.send(line);
+  else process.stdout.write(line);
 
   let stopping = false;
   const stop = (): void => {

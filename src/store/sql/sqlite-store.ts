@@ -1,8 +1,10 @@
 /**
  * The SQLite Store: the shared SQL store, with the per-request money path (hold,
- * settle, refund) as cached prepared statements in synchronous transactions. The
- * generic query builder prepares every statement anew, which costs more than the
- * statements themselves here.
+ * settle, refund) as cached prepared statements (the generic query builder prepares
+ * every statement anew, which costs more than the statements themselves). Money
+ * operations that arrive in the same event-loop turn commit together (group commit):
+ * each still runs alone in its own savepoint, in arrival order, and its promise
+ * settles only after the shared commit.
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
@@ -18,8 +20,12 @@ interface JobMoney {
   cost: number | null;
 }
 
+type Pending = { run: () => unknown; resolve: (value: unknown) => void; reject: (error: unknown) => void };
+
 export class SqliteStore extends SqlStore {
   private statements: ReturnType<SqliteStore['prepare']> | undefined;
+  private pending: Pending[] = [];
+  private flushScheduled = false;
 
   constructor(private readonly database: BetterSqlite3.Database) {
     super('sqlite', (onQuery) => new Kysely<Database>({ dialect: new SqliteDialect({ database }), log: () => onQuery() }));
@@ -68,7 +74,47 @@ export class SqliteStore extends SqlStore {
       insertLedger.run(job.account_id, job.key_id, job.key_family_id, jobId, 'refund', job.held, at);
       return true;
     });
-    return { hold, settle, refund };
+    const commitGroup = db.transaction((group: Pending[]) => {
+      const outcomes: { ok: boolean; value: unknown }[] = [];
+      for (const op of group) {
+        try {
+          outcomes.push({ ok: true, value: op.run() });
+        } catch (error) {
+          outcomes.push({ ok: false, value: error });
+        }
+      }
+      return outcomes;
+    });
+    return { hold, settle, refund, commitGroup };
+  }
+
+  /** Queues a money operation for this turn's group commit. */
+  private grouped<T>(run: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ run, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    const group = this.pending;
+    this.pending = [];
+    let outcomes: { ok: boolean; value: unknown }[];
+    try {
+      outcomes = this.money.commitGroup(group);
+    } catch (error) {
+      for (const op of group) op.reject(error);
+      return;
+    }
+    group.forEach((op, i) => {
+      const outcome = outcomes[i] as { ok: boolean; value: unknown };
+      if (outcome.ok) op.resolve(outcome.value);
+      else op.reject(outcome.value);
+    });
   }
 
   private get money() {
@@ -76,15 +122,20 @@ export class SqliteStore extends SqlStore {
     return this.statements;
   }
 
-  override async hold(hold: NewHold): Promise<HoldResult> {
-    return this.money.hold(hold);
+  override async close(): Promise<void> {
+    if (this.pending.length > 0) this.flush();
+    await super.close();
   }
 
-  override async settle(jobId: string, settlement: Settlement): Promise<number> {
-    return this.money.settle(jobId, settlement);
+  override hold(hold: NewHold): Promise<HoldResult> {
+    return this.grouped(() => this.money.hold(hold));
   }
 
-  override async refund(jobId: string, errorCode: string, at: number): Promise<boolean> {
-    return this.money.refund(jobId, errorCode, at);
+  override settle(jobId: string, settlement: Settlement): Promise<number> {
+    return this.grouped(() => this.money.settle(jobId, settlement));
+  }
+
+  override refund(jobId: string, errorCode: string, at: number): Promise<boolean> {
+    return this.grouped(() => this.money.refund(jobId, errorCode, at));
   }
 }
