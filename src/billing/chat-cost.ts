@@ -32,10 +32,34 @@ function messageText(m: ChatMessage): string {
   }
 }
 
-/** Input tokens by a real tokenizer (o200k), with the format's framing. */
-export function estimateInputTokens(request: ChatRequest): number {
+/** Texts longer than this are counted in pieces, yielding to other requests between pieces. */
+const PIECE_CHARS = 16_384;
+
+/**
+ * Input tokens by a real tokenizer (o200k), with the format's framing. A huge prompt
+ * is counted piece by piece (cut at whitespace, so the sum never undercounts by more
+ * than a token per piece, which the framing allowance covers) so that other requests
+ * are not stalled while it is counted.
+ */
+export async function estimateInputTokens(request: ChatRequest): Promise<number> {
   let tokens = PRIMER;
-  for (const text of inputText(request)) tokens += countTokens(text) + PER_MESSAGE;
+  for (const text of inputText(request)) {
+    tokens += PER_MESSAGE;
+    if (text.length <= PIECE_CHARS) {
+      tokens += countTokens(text);
+      continue;
+    }
+    for (let start = 0; start < text.length; ) {
+      let end = Math.min(text.length, start + PIECE_CHARS);
+      if (end < text.length) {
+        const space = text.lastIndexOf(' ', end);
+        if (space > start) end = space;
+      }
+      tokens += countTokens(text.slice(start, end)) + 1;
+      start = end;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
   return tokens;
 }
 

@@ -62,7 +62,7 @@ export function resolveChatModel(name: string, catalog: Catalog): CatalogModel {
 
 export async function admitChat(body: unknown, pass: GatePass, deps: AdmissionDeps): Promise<AdmittedChat> {
   const prepared = prepareChat(body, deps.catalog);
-  const inputTokens = estimateInputTokens(prepared.request) + prepared.mediaTokens;
+  const inputTokens = (await estimateInputTokens(prepared.request)) + prepared.mediaTokens;
   const held = holdOf(prepared.prices, inputTokens, prepared.plan.call.maxTokens);
   const jobId = randomUUID();
   const key = pass.key.record;
