@@ -86,6 +86,20 @@ describe('stream format', () => {
     expect(chunks.find((c) => c.choices[0]?.finish_reason !== null)?.choices[0].finish_reason).toBe('tool_calls');
   });
 
+  it('instruction-mode JSON: fences stripped when streamed too, equal to the non-stream answer', async () => {
+    const { key } = await h.gw.account();
+    const fenced = '```json\n{"answer":"forty-two","n":42}\n```';
+    const body = { model: 'deepseek-test', messages: hi, response_format: { type: 'json_schema', json_schema: { name: 'a', schema: { type: 'object' } } } };
+    h.deepseek.enqueue({ kind: 'text', text: fenced, chunks: 9 });
+    const plain = await h.gw.api('/chat/completions', { key, body });
+    h.deepseek.enqueue({ kind: 'text', text: fenced, chunks: 9 });
+    const streamed = await h.gw.api('/chat/completions', { key, body: { ...body, stream: true } });
+    const chunks = sseEvents(streamed.text).filter((e) => e !== ':' && e !== '[DONE]').map((e) => JSON.parse(e));
+    const text = chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
+    expect(plain.json.choices[0].message.content).toBe('{"answer":"forty-two","n":42}');
+    expect(text).toBe(plain.json.choices[0].message.content);
+  });
+
   it('a keep-alive comment is sent while the provider is quiet', async () => {
     const { key } = await h.gw.account();
     h.openai.enqueue({ kind: 'text', text: 'a b', chunks: 2 }, { chunkDelayMs: 350 });

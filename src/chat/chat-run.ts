@@ -10,7 +10,7 @@ import { charsToTokens, costOf } from '../billing/chat-cost.ts';
 import type { ProviderEndpoint } from '../config.ts';
 import { GatewayError, internalError, invalidApiKey } from '../http/errors.ts';
 import type { Completion, FinishReason, ProviderAdapter, Usage } from '../providers/adapter.ts';
-import { stripFences } from '../providers/structured-output.ts';
+import { StreamingFenceStripper, stripFences } from '../providers/structured-output.ts';
 import { connectionFailed, streamBroken } from '../providers/upstream-errors.ts';
 import type { UpstreamClient } from '../providers/upstream-client.ts';
 import type { Store } from '../store/types.ts';
@@ -119,6 +119,12 @@ async function callProvider(run: Run, ctx: RunContext, deps: RunDeps) {
   throw error;
 }
 
+/** Where the schema travelled as an instruction, code fences around the JSON answer are removed. */
+function stripsFences(admitted: AdmittedChat): boolean {
+  const format = admitted.request.response_format;
+  return format !== undefined && format.type !== 'text' && admitted.plan.call.routing.json_schema === 'instruction';
+}
+
 /** Usage from the provider, or about 4 characters per token where it reports none. */
 function usageOrEstimate(usage: Usage | undefined, admitted: AdmittedChat, outputChars: number): Usage {
   return usage ?? { promptTokens: admitted.inputTokens, completionTokens: charsToTokens(outputChars) };
@@ -146,7 +152,7 @@ export async function runNonStream(ctx: RunContext, deps: RunDeps): Promise<void
     const response = await callProvider(run, ctx, deps);
     const completion: Completion = deps.adapter.parseResponse(await response.body.json());
     if (run.stopReason !== undefined) throw new Error('stopped');
-    if (ctx.admitted.request.response_format !== undefined && ctx.admitted.plan.call.routing.json_schema === 'instruction' && completion.content !== null) {
+    if (stripsFences(ctx.admitted) && completion.content !== null) {
       completion.content = stripFences(completion.content);
     }
     const outputChars = (completion.content ?? '').length + (completion.reasoning ?? '').length + completion.toolCalls.reduce((n, c) => n + c.name.length + c.arguments.length, 0);
@@ -192,12 +198,16 @@ export async function runStream(ctx: RunContext, deps: RunDeps): Promise<void> {
     started = true;
     const decoder = deps.adapter.streamDecoder();
     const text = new TextDecoder();
+    const fences = stripsFences(admitted) ? new StreamingFenceStripper() : undefined;
+    const content = (piece: string) => {
+      if (piece !== '') write(chunks.delta({ content: piece }));
+    };
     const handle = (events: ReturnType<typeof decoder.push>) => {
       for (const event of events) {
         switch (event.type) {
           case 'content':
             outputChars += event.text.length;
-            write(chunks.delta({ content: event.text }));
+            content(fences === undefined ? event.text : fences.push(event.text));
             break;
           case 'reasoning':
             outputChars += event.text.length;
@@ -216,6 +226,7 @@ export async function runStream(ctx: RunContext, deps: RunDeps): Promise<void> {
             write(chunks.delta({ tool_calls: [{ index: event.index, function: { arguments: event.fragment } }] }));
             break;
           case 'finish':
+            if (fences !== undefined) content(fences.end());
             if (finish === undefined) {
               finish = event.reason;
               write(chunks.finish(event.reason));
