@@ -83,6 +83,51 @@ describe('a paid answer', () => {
   });
 });
 
+describe('reasoning, refusals, named tools', () => {
+  it('reasoning_content appears only when the provider returns reasoning text, streamed before content', async () => {
+    const { key } = await h.gw.account();
+    h.deepseek.enqueue({ kind: 'text', text: 'It is 42.', reasoning: 'Six times seven.' });
+    const r = await h.gw.api('/chat/completions', { key, body: { model: 'deepseek-test', messages: hi } });
+    expect(r.json.choices[0].message).toEqual({ role: 'assistant', content: 'It is 42.', refusal: null, reasoning_content: 'Six times seven.' });
+    const plain = await h.gw.api('/chat/completions', { key, body: { model: 'deepseek-test', messages: hi } });
+    expect('reasoning_content' in plain.json.choices[0].message).toBe(false);
+    expect(lastBody(h.deepseek).thinking).toEqual({ type: 'disabled' });
+    h.deepseek.enqueue({ kind: 'text', text: 'It is 42.', reasoning: 'Six times seven.', chunks: 3 });
+    const streamed = await h.gw.api('/chat/completions', { key, body: { model: 'deepseek-test', messages: hi, stream: true } });
+    const deltas = streamed.text.split('\n\n').filter((e) => e.startsWith('data: {')).map((e) => JSON.parse(e.slice(6)).choices[0]?.delta ?? {});
+    const reasoning = deltas.map((d: { reasoning_content?: string }) => d.reasoning_content ?? '').join('');
+    expect(reasoning).toBe('Six times seven.');
+    const firstContent = deltas.findIndex((d: { content?: string }) => (d.content ?? '') !== '');
+    const lastReasoning = deltas.map((d: { reasoning_content?: string }) => d.reasoning_content !== undefined).lastIndexOf(true);
+    expect(lastReasoning).toBeLessThan(firstContent);
+  });
+
+  it('a refusal comes back as message.refusal', async () => {
+    const { key } = await h.gw.account();
+    h.openai.enqueue({ kind: 'text', text: '', refusal: 'I cannot help with that.' });
+    const r = await h.gw.api('/chat/completions', { key, body: { model: 'gpt-test', messages: hi } });
+    expect(r.json.choices[0].message.refusal).toBe('I cannot help with that.');
+    expect(r.json.choices[0].finish_reason).toBe('stop');
+  });
+
+  it('a named tool_choice reaches the provider in its format; finish reasons map', async () => {
+    const { key } = await h.gw.account();
+    const tools = [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }];
+    h.openai.enqueue({ kind: 'tool_calls', calls: [{ name: 'lookup', arguments: {} }] });
+    await h.gw.api('/chat/completions', { key, body: { model: 'gpt-test', messages: hi, tools, tool_choice: { type: 'function', function: { name: 'lookup' } } } });
+    expect(lastBody(h.openai).tool_choice).toEqual({ type: 'function', function: { name: 'lookup' } });
+    for (const [upstream, ours] of [['length', 'length'], ['content_filter', 'content_filter'], ['stop', 'stop']]) {
+      h.openai.enqueue({ kind: 'text', text: 'x', finish: upstream });
+      const r = await h.gw.api('/chat/completions', { key, body: { model: 'gpt-test', messages: hi } });
+      expect(r.json.choices[0].finish_reason, upstream).toBe(ours);
+    }
+    h.deepseek.enqueue({ kind: 'text', text: 'x', finish: 'insufficient_system_resource' });
+    const aborted = await h.gw.api('/chat/completions', { key, body: { model: 'deepseek-test', messages: hi } });
+    expect(aborted.status).toBe(502);
+    expect(aborted.json.error.code).toBe('upstream_error');
+  });
+});
+
 describe('the provider plan', () => {
   it('S parameters reach models that take them; D and unsupported S parameters are dropped and named', async () => {
     const { key } = await h.gw.account();

@@ -1,0 +1,37 @@
+/** `npm run demo`: serves on the emulators and prints a working key; chat answers, streamed and not. */
+import { spawn } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { http } from './helpers/gateway.ts';
+
+describe('npm run demo', () => {
+  it('prints a key that answers a chat completion, streaming and not, from the emulators', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'demo'], { env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const out = await new Promise<string>((resolve, reject) => {
+        let text = '';
+        child.stdout.on('data', (d: Buffer) => {
+          text += d.toString();
+          if (text.includes('Press Ctrl+C')) resolve(text);
+        });
+        child.stderr.on('data', (d: Buffer) => (text += d.toString()));
+        child.on('exit', (code) => reject(new Error(`demo exited ${code}: ${text}`)));
+      });
+      const base = /running at (http:\/\/\S+)\/api\/v1/.exec(out)?.[1] as string;
+      const key = /API key \(1000 credits\):\s+(svc_live_[0-9a-f]{64})/.exec(out)?.[1] as string;
+      expect(base).toBeDefined();
+      expect(key).toBeDefined();
+      expect(out).toContain('curl');
+      const models = await http(`${base}/api/v1/models?limit=3`, { key });
+      expect(models.status).toBe(200);
+      const answer = await http(`${base}/api/v1/chat/completions`, { key, body: { model: 'gpt-6-luna', messages: [{ role: 'user', content: 'Hello!' }] } });
+      expect(answer.status).toBe(200);
+      expect(answer.json.choices[0].message.content).toContain('Hello');
+      const streamed = await http(`${base}/api/v1/chat/completions`, { key, body: { model: 'deepseek-flash', stream: true, messages: [{ role: 'user', content: 'Stream, please' }] } });
+      expect(streamed.status).toBe(200);
+      expect(streamed.text).toContain('"chat.completion.chunk"');
+      expect(streamed.text.trimEnd().endsWith('data: [DONE]')).toBe(true);
+    } finally {
+      child.kill('SIGINT');
+    }
+  });
+});
