@@ -42,6 +42,15 @@ describe('a paid answer', () => {
     expect(ledger.filter((e: { job_id: string }) => e.job_id === jobId).map((e: { kind: string }) => e.kind)).toEqual(['settle', 'hold']);
   });
 
+  it('rate-limit and job headers are not exposed to cross-origin browser JavaScript', async () => {
+    const { key } = await h.gw.account();
+    const r = await h.gw.api('/chat/completions', { key, body: { model: 'gpt-test', messages: hi }, headers: { origin: 'https://evil.example' } });
+    expect(r.status).toBe(200);
+    expect(r.headers['x-service-job-id']).toBeDefined();
+    expect(r.headers['access-control-expose-headers']).toBeUndefined();
+    expect(r.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
   it('a provider model id resolves; the model field echoes the request', async () => {
     const { key } = await h.gw.account();
     const r = await h.gw.api('/chat/completions', { key, body: { model: 'gpt-test-2026-01-01', messages: hi } });
