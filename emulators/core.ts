@@ -512,12 +512,6 @@ export function header(ex: Exchange, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-/** `Bearer <token>` → token. */
-export function bearer(ex: Exchange): string | undefined {
-  const v = header(ex, 'authorization');
-  if (v === undefined) return undefined;
-  return v.startsWith('Bearer ') ? v.slice(7).trim() : v.startsWith('bearer ') ? v.slice(7).trim() : '';
-}
 
 /** Masks a key the way providers echo it: `sk-ab***cd`. */
 export function maskKey(key: string): string {

@@ -13,6 +13,8 @@ import { isRecord, randomId, uuid } from './util.ts';
 
 const FINGERPRINT = 'fp_emu0deepseek_prod0820_fp8_kvcache';
 const ROLES = ['system', 'user', 'assistant', 'tool'];
+/** Output limits of the legacy model names (newer ids are not checked). */
+const MAX_TOKENS: Record<string, number> = { 'deepseek-chat': 8192, 'deepseek-reasoner': 65536 };
 
 function de(message: string, type = 'invalid_request_error', code: string | null = 'invalid_request_error'): OpenAIErrorObject {
   return { message, type, param: null, code };
@@ -128,6 +130,11 @@ export const deepSeekDialect: OpenAIDialect = {
       if (info.thinking && role === 'assistant' && Array.isArray(m.tool_calls) && m.tool_calls.length > 0 && typeof m.reasoning_content !== 'string') {
         return invalid(400, 'The reasoning_content in the thinking mode must be passed back to the API.');
       }
+    }
+    const limit = MAX_TOKENS[info.model];
+    const mt = body.max_tokens;
+    if (limit !== undefined && mt !== undefined && mt !== null && (typeof mt !== 'number' || !Number.isInteger(mt) || mt < 1 || mt > limit)) {
+      return invalid(400, `Invalid max_tokens value, the valid range of max_tokens is [1, ${limit}]`);
     }
     const rf = body.response_format;
     if (isRecord(rf) && rf.type !== 'text' && rf.type !== 'json_object') {

@@ -314,8 +314,10 @@ function streamReply(d: OpenAIDialect, a: Answer, info: ChatRequestInfo, id: str
   if (refusal) {
     for (const piece of splitText(a.refusal ?? '', a.chunks)) push(`{"refusal":${JSON.stringify(piece)}}`);
   } else {
+    // Dialects without a refusal field say it as content (with their content-filter finish).
+    const text = a.text === '' && a.refusal !== null ? a.refusal : a.text;
     const after = thinking ? ',"reasoning_content":null}' : '}';
-    for (const piece of splitText(a.text, a.chunks)) push(`{"content":${JSON.stringify(piece)}${after}`);
+    for (const piece of splitText(text, a.chunks)) push(`{"content":${JSON.stringify(piece)}${after}`);
   }
 
   // (3) tool calls: a head delta with id/name/arguments "", then argument fragments.
