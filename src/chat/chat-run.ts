@@ -179,12 +179,22 @@ export async function runStream(ctx: RunContext, deps: RunDeps): Promise<void> {
   let usage: Usage | undefined;
   let finish: FinishReason | undefined;
   let lastWrite = Date.now();
+  // Events decoded from one upstream read leave in one socket write.
+  let out = '';
   const write = (text: string) => {
+    out += text;
+  };
+  const flush = () => {
+    if (out === '') return;
     lastWrite = Date.now();
-    if (!res.destroyed) res.write(text);
+    if (!res.destroyed) res.write(out);
+    out = '';
   };
   const keepalive = setInterval(() => {
-    if (started && Date.now() - lastWrite >= deps.timeouts.streamKeepaliveMs) write(': keep-alive\n\n');
+    if (started && Date.now() - lastWrite >= deps.timeouts.streamKeepaliveMs) {
+      write(': keep-alive\n\n');
+      flush();
+    }
   }, Math.max(10, Math.floor(deps.timeouts.streamKeepaliveMs / 2)));
   const onClose = () => {
     if (!res.writableFinished) run.stop('client_closed');
@@ -195,6 +205,7 @@ export async function runStream(ctx: RunContext, deps: RunDeps): Promise<void> {
     const response = await callProvider(run, ctx, deps);
     res.writeHead(200, { ...ctx.headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
     write(chunks.first());
+    flush();
     started = true;
     const decoder = deps.adapter.streamDecoder();
     const text = new TextDecoder();
@@ -242,7 +253,11 @@ export async function runStream(ctx: RunContext, deps: RunDeps): Promise<void> {
     };
     for await (const piece of response.body) {
       run.armTimeout();
-      handle(decoder.push(text.decode(piece as Buffer, { stream: true })));
+      try {
+        handle(decoder.push(text.decode(piece as Buffer, { stream: true })));
+      } finally {
+        flush();
+      }
     }
     const ending = decoder.end();
     handle(ending.events);
@@ -252,7 +267,8 @@ export async function runStream(ctx: RunContext, deps: RunDeps): Promise<void> {
     await run.settle(billed, 'succeeded');
     if (admitted.request.includeUsage) write(chunks.usage(billed));
     write('data: [DONE]\n\n');
-    res.end();
+    if (!res.destroyed) res.end(out);
+    out = '';
   } catch (thrown) {
     if (run.stopReason === 'client_closed') {
       if (started) {
@@ -276,7 +292,8 @@ export async function runStream(ctx: RunContext, deps: RunDeps): Promise<void> {
     }
     // After the first byte: one error event, no [DONE].
     write(`data: ${JSON.stringify(body)}\n\n`);
-    res.end();
+    if (!res.destroyed) res.end(out);
+    out = '';
   } finally {
     clearInterval(keepalive);
     res.off('close', onClose);
