@@ -51,6 +51,19 @@ describe('a paid answer', () => {
     expect(r.headers['access-control-allow-origin']).toBeUndefined();
   });
 
+  it("a key's usage counts its runs at cost, and rotation carries this month's usage", async () => {
+    const { key, keyId } = await h.gw.account();
+    h.openai.enqueue({ kind: 'text', text: 'a', usage: { input: 100, output: 10 } });
+    await h.gw.api('/chat/completions', { key, body: { model: 'gpt-test', messages: hi } });
+    h.openai.enqueue({ kind: 'error', status: 500 });
+    await h.gw.api('/chat/completions', { key, body: { model: 'gpt-test', messages: hi } });
+    const usage = (await h.gw.admin('GET', `/admin/v1/keys/${keyId}/usage`)).json;
+    expect(usage.day_credits).toBe(costMicro(100, 10) / 1_000_000);
+    expect(usage.month_credits).toBe(costMicro(100, 10) / 1_000_000);
+    const rotated = (await h.gw.admin('POST', `/admin/v1/keys/${keyId}/rotate`)).json;
+    expect((await h.gw.admin('GET', `/admin/v1/keys/${rotated.id}/usage`)).json.month_credits).toBe(costMicro(100, 10) / 1_000_000);
+  });
+
   it('a provider model id resolves; the model field echoes the request', async () => {
     const { key } = await h.gw.account();
     const r = await h.gw.api('/chat/completions', { key, body: { model: 'gpt-test-2026-01-01', messages: hi } });

@@ -134,9 +134,8 @@ function foundation(dialect: Dialect): Migration {
         .addColumn('amount', money, (c) => c.notNull().check(sql`amount >= 0`))
         .addColumn('created_at', time, (c) => c.notNull())
         .execute();
+      // One index only: every secondary index is written on every money movement.
       await db.schema.createIndex('ledger_account').on('ledger').columns(['account_id', 'id']).execute();
-      await db.schema.createIndex('ledger_job').on('ledger').column('job_id').execute();
-      await db.schema.createIndex('ledger_family').on('ledger').columns(['key_family_id', 'created_at']).execute();
     },
   };
 }
@@ -162,7 +161,9 @@ const jobs: Migration = {
       .addColumn('created_at', 'bigint', (c) => c.notNull())
       .addColumn('finished_at', 'bigint')
       .execute();
-    await db.schema.createIndex('jobs_running').on('jobs').columns(['status', 'instance_id']).execute();
+    // Key usage per family and period; running jobs by owning process (a partial index: only running rows).
+    await db.schema.createIndex('jobs_family').on('jobs').columns(['key_family_id', 'created_at']).execute();
+    await db.schema.createIndex('jobs_running').on('jobs').column('instance_id').where(sql.ref('status'), '=', 'running').execute();
     await db.schema
       .createTable('gateway_instances')
       .addColumn('id', 'text', (c) => c.primaryKey())

@@ -310,21 +310,16 @@ export class SqlStore implements Store {
   }
 
   async keyFamilyChargedSince(familyId: string, since: number): Promise<number> {
-    // Per run (hold row): settled → its charge; refunded → 0; still open → the amount held.
+    // Per run: still running → the amount held; settled → its charge; refunded → 0.
     const row = await this.db
-      .selectFrom('ledger as h')
-      .leftJoin('ledger as c', (join) =>
-        join.onRef('c.job_id', '=', 'h.job_id').on('c.kind', 'in', ['settle', 'refund']),
-      )
-      .select(
-        sql<number>`coalesce(sum(case when c.kind = 'settle' then c.amount when c.kind = 'refund' then 0 else h.amount end), 0)`.as('total'),
-      )
-      .where('h.key_family_id', '=', familyId)
-      .where('h.kind', '=', 'hold')
-      .where('h.created_at', '>=', since)
+      .selectFrom('jobs')
+      .select(sql<number>`coalesce(sum(case status when 'running' then held when 'failed' then 0 else coalesce(cost, 0) end), 0)`.as('total'))
+      .where('key_family_id', '=', familyId)
+      .where('created_at', '>=', since)
       .executeTakeFirstOrThrow();
     return Number(row.total);
   }
+
 }
 
 function toJob(row: Selectable<JobsTable>): JobRecord {
