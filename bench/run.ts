@@ -6,7 +6,7 @@
  * `--profile` writes a CPU profile of the gateway under load to bench/results/.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -203,7 +203,10 @@ async function main(): Promise<void> {
     gateway.child.kill('SIGTERM');
     await new Promise((r) => gateway.child.once('exit', r));
     if (PROFILE) {
-      const profile = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+      // One profile per thread (the TypeScript loader runs in its own): the main thread's is the largest.
+      const profile = readdirSync(dir)
+        .filter((f) => f.endsWith('.cpuprofile'))
+        .sort((a, b) => statSync(join(dir, b)).size - statSync(join(dir, a)).size)[0];
       if (profile !== undefined) {
         renameSync(join(dir, profile), new URL('gateway.cpuprofile', RESULTS));
         console.log(`CPU profile: bench/results/gateway.cpuprofile (open in Chrome DevTools › Performance)`);
