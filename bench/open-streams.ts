@@ -7,6 +7,8 @@ import { readFileSync } from 'node:fs';
 
 export interface OpenStreamsResult {
   errors: number;
+  /** Error kinds: HTTP status or socket error code → count. */
+  error_kinds: Record<string, number>;
   completed: number;
   peak_rss_mib: number | null;
   seconds: number;
@@ -26,6 +28,11 @@ export async function openStreams(origin: string, path: string, count: number, h
   const started = Date.now();
   let errors = 0;
   let completed = 0;
+  const kinds: Record<string, number> = {};
+  const fail = (kind: string) => {
+    errors++;
+    kinds[kind] = (kinds[kind] ?? 0) + 1;
+  };
   const one = () =>
     new Promise<void>((resolve) => {
       const request = http.request({ host: url.hostname, port: url.port, path, method: 'POST', agent, headers: { ...headers(), 'content-type': 'application/json' } }, (response) => {
@@ -34,16 +41,16 @@ export async function openStreams(origin: string, path: string, count: number, h
         response.on('data', (chunk: string) => (tail = (tail + chunk).slice(-64)));
         response.on('end', () => {
           if (response.statusCode === 200 && tail.includes('[DONE]')) completed++;
-          else errors++;
+          else fail(response.statusCode === 200 ? `200 without [DONE]: ${tail.slice(-40)}` : `HTTP ${response.statusCode}: ${tail.slice(-60)}`);
           resolve();
         });
-        response.on('error', () => {
-          errors++;
+        response.on('error', (error: NodeJS.ErrnoException) => {
+          fail(`response ${error.code ?? error.message}`);
           resolve();
         });
       });
-      request.on('error', () => {
-        errors++;
+      request.on('error', (error: NodeJS.ErrnoException) => {
+        fail(`request ${error.code ?? error.message}`);
         resolve();
       });
       request.end(body);
@@ -57,5 +64,5 @@ export async function openStreams(origin: string, path: string, count: number, h
   await Promise.all(all);
   if (sampler !== undefined) clearInterval(sampler);
   agent.destroy();
-  return { errors, completed, peak_rss_mib: measureRss ? Math.round(peak) : null, seconds: Math.round((Date.now() - started) / 100) / 10 };
+  return { errors, error_kinds: kinds, completed, peak_rss_mib: measureRss ? Math.round(peak) : null, seconds: Math.round((Date.now() - started) / 100) / 10 };
 }

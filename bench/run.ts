@@ -97,7 +97,8 @@ async function main(): Promise<void> {
     children.push(proxy.child);
 
     // 2. The gateway in its own process, SQLite on disk, full pipeline.
-    const gatewayArgs = [...(PROFILE ? ['--cpu-prof', '--cpu-prof-dir', dir] : []), '--import', 'tsx', 'src/main.ts', 'serve'];
+    // The production path: the compiled gateway (`npm run build`, done by `prebench`).
+    const gatewayArgs = [...(PROFILE ? ['--cpu-prof', '--cpu-prof-dir', dir] : []), 'dist/src/main.js', 'serve'];
     const gateway = await spawnJson<{ msg: string }>(gatewayArgs, {
       DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`,
       ADMIN_TOKEN,

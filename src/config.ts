@@ -2,11 +2,15 @@
  * Environment → typed, validated configuration (names and defaults per DECISIONS.md).
  * A bad value stops start-up with a message naming the variable.
  */
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { parseAddressList, type AddressMatcher } from './gate/address-match.ts';
 
-export const DEFAULT_CATALOG_FILE = fileURLToPath(new URL('../catalog/models.json', import.meta.url));
+/** The shipped catalog, from src/ (tsx) or from dist/src/ (compiled). */
+export const DEFAULT_CATALOG_FILE = [new URL('../catalog/models.json', import.meta.url), new URL('../../catalog/models.json', import.meta.url)]
+  .map((url) => fileURLToPath(url))
+  .find((path) => existsSync(path)) ?? fileURLToPath(new URL('../catalog/models.json', import.meta.url));
 
 const PUBLIC_BASE_URLS = {
   provider_1: 'https://api.openai.com/v1',

@@ -30,7 +30,8 @@ export class UpstreamClient {
   private pool(origin: string): Pool {
     let pool = this.pools.get(origin);
     if (pool === undefined) {
-      pool = new Pool(origin, { connections: 256, pipelining: 1, keepAliveTimeout: 30_000 });
+      // No cap on connections: every open stream holds one upstream connection for its whole life.
+      pool = new Pool(origin, { connections: null, pipelining: 1, keepAliveTimeout: 30_000 });
       this.pools.set(origin, pool);
     }
     return pool;
