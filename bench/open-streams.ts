@@ -11,6 +11,8 @@ export interface OpenStreamsResult {
   error_kinds: Record<string, number>;
   completed: number;
   peak_rss_mib: number | null;
+  /** The process's resident memory before the streams opened. */
+  rss_before_mib: number | null;
   seconds: number;
 }
 
@@ -23,7 +25,8 @@ function rssMiB(pid: number): number {
 export async function openStreams(origin: string, path: string, count: number, headers: () => Record<string, string>, body: string, pid: number, measureRss: boolean): Promise<OpenStreamsResult> {
   const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
   const url = new URL(origin);
-  let peak = measureRss ? rssMiB(pid) : 0;
+  const before = measureRss ? rssMiB(pid) : 0;
+  let peak = before;
   const sampler = measureRss ? setInterval(() => (peak = Math.max(peak, rssMiB(pid))), 100) : undefined;
   const started = Date.now();
   let errors = 0;
@@ -64,5 +67,5 @@ export async function openStreams(origin: string, path: string, count: number, h
   await Promise.all(all);
   if (sampler !== undefined) clearInterval(sampler);
   agent.destroy();
-  return { errors, error_kinds: kinds, completed, peak_rss_mib: measureRss ? Math.round(peak) : null, seconds: Math.round((Date.now() - started) / 100) / 10 };
+  return { errors, error_kinds: kinds, completed, peak_rss_mib: measureRss ? Math.round(peak) : null, rss_before_mib: measureRss ? Math.round(before) : null, seconds: Math.round((Date.now() - started) / 100) / 10 };
 }

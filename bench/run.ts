@@ -124,6 +124,17 @@ async function main(): Promise<void> {
     const message = (stream: boolean) => JSON.stringify({ model: 'gpt-6-luna', messages: [{ role: 'user', content: 'Say hello in one short sentence.' }], max_tokens: 64, stream });
     const results: Record<string, unknown> = { date: new Date().toISOString(), machine: { cores: cpus().length, cpu: cpus()[0]?.model, node: process.version }, seconds_per_run: SECONDS };
 
+    // Scenario 4 first, on a fresh process, so its peak RSS is the streams' own: 5,000 concurrent open streams held for SECONDS.
+    const slowBase = new URL(slow.value.baseUrl);
+    const streamBody = JSON.stringify({ model: 'deepseek-flash', messages: [{ role: 'user', content: 'Hold the line.' }], max_tokens: 64, stream: true });
+    const streamCount = QUICK ? 1000 : 5000;
+    await fetch(`${gatewayUrl}/admin/v1/stats?reset=true`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const directStreams: OpenStreamsResult = await openStreams(slowBase.origin, '/chat/completions', streamCount, () => ({ authorization: `Bearer ${slow.value.apiKey}` }), streamBody.replace('deepseek-flash', 'deepseek-chat'), gateway.child.pid as number, false);
+    const gatewayStreams: OpenStreamsResult = await openStreams(gatewayUrl, '/api/v1/chat/completions', streamCount, () => ({ authorization: `Bearer ${keys.next()}` }), streamBody, gateway.child.pid as number, true);
+    const stats = (await (await fetch(`${gatewayUrl}/admin/v1/stats`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as { event_loop_delay_ms: { p50: number; p99: number; max: number } };
+    results.open_streams = { streams: streamCount, held_seconds: SECONDS, direct: directStreams, gateway: { ...gatewayStreams, event_loop_delay_ms: stats.event_loop_delay_ms } };
+    console.log(`\nopen streams (${streamCount} × ${SECONDS}s): gateway errors ${gatewayStreams.errors}, completed ${gatewayStreams.completed}, peak RSS ${gatewayStreams.peak_rss_mib} MiB (${gatewayStreams.rss_before_mib} MiB before), event-loop delay p99 ${round(stats.event_loop_delay_ms.p99)} ms, max ${round(stats.event_loop_delay_ms.max)} ms; direct errors ${directStreams.errors}`);
+
     // Warm-up (JIT, pools, caches).
     for (const party of parties) await throughput(party, message(false), 10, 2);
 
@@ -157,17 +168,6 @@ async function main(): Promise<void> {
     latency.added_p99_ms = round(latency.gateway.p99_ms - latency.direct.p99_ms, 3);
     results.added_latency = latency;
     console.log(`\nadded latency (sequential, ${count} each): p50 +${latency.added_p50_ms} ms, p99 +${latency.added_p99_ms} ms (direct p50 ${latency.direct.p50_ms} ms, gateway p50 ${latency.gateway.p50_ms} ms)`);
-
-    // Scenario 4: 5,000 concurrent open streams held for SECONDS.
-    const slowBase = new URL(slow.value.baseUrl);
-    const streamBody = JSON.stringify({ model: 'deepseek-flash', messages: [{ role: 'user', content: 'Hold the line.' }], max_tokens: 64, stream: true });
-    const streamCount = QUICK ? 1000 : 5000;
-    await fetch(`${gatewayUrl}/admin/v1/stats?reset=true`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
-    const directStreams: OpenStreamsResult = await openStreams(slowBase.origin, '/chat/completions', streamCount, () => ({ authorization: `Bearer ${slow.value.apiKey}` }), streamBody.replace('deepseek-flash', 'deepseek-chat'), gateway.child.pid as number, false);
-    const gatewayStreams: OpenStreamsResult = await openStreams(gatewayUrl, '/api/v1/chat/completions', streamCount, () => ({ authorization: `Bearer ${keys.next()}` }), streamBody, gateway.child.pid as number, true);
-    const stats = (await (await fetch(`${gatewayUrl}/admin/v1/stats`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as { event_loop_delay_ms: { p50: number; p99: number; max: number } };
-    results.open_streams = { streams: streamCount, held_seconds: SECONDS, direct: directStreams, gateway: { ...gatewayStreams, event_loop_delay_ms: stats.event_loop_delay_ms } };
-    console.log(`\nopen streams (${streamCount} × ${SECONDS}s): gateway errors ${gatewayStreams.errors}, completed ${gatewayStreams.completed}, peak RSS ${gatewayStreams.peak_rss_mib} MiB, event-loop delay p99 ${round(stats.event_loop_delay_ms.p99)} ms, max ${round(stats.event_loop_delay_ms.max)} ms; direct errors ${directStreams.errors}`);
 
     // Scenario 5: a 100k-token prompt; do other requests stall meanwhile?
     const bigText = 'The quick brown fox jumps over the lazy dog. '.repeat(10_000);
