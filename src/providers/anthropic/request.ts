@@ -1,0 +1,152 @@
+/**
+ * Chat-completions request → Anthropic Messages request body (providers.md §2).
+ * system/developer → `system`; same-role neighbours merged; assistant tool_calls →
+ * tool_use blocks; tool messages → tool_result blocks leading the next user turn;
+ * tool_choice, parallel_tool_calls, structured output and thinking per the model's
+ * routing facts.
+ */
+import type { ChatMessage, ContentPart, ResponseFormat } from '../../chat/chat-request.ts';
+import type { ProviderCall } from '../adapter.ts';
+import { argumentsObject, fileDataOf, forcedByInstruction, imageUrlOf, instructions, isForced, parseDataUrl, systemText } from '../translation.ts';
+
+type Json = Record<string, unknown>;
+type Block = Json;
+
+interface Turn {
+  role: 'user' | 'assistant';
+  content: Block[];
+}
+
+export function anthropicBody(call: ProviderCall): Json {
+  const body: Json = { model: call.providerModelId, max_tokens: call.maxTokens };
+  const system = [systemText(call.messages), ...instructions(call, false)].filter((s) => s !== '').join('\n\n');
+  if (system !== '') body.system = system;
+  body.messages = turns(call.messages);
+  if (call.stop !== undefined) body.stop_sequences = call.stop;
+  if (call.temperature !== undefined) body.temperature = call.temperature;
+  if (call.top_p !== undefined) body.top_p = call.top_p;
+  if (call.stream) body.stream = true;
+  if (call.tools !== undefined) {
+    body.tools = call.tools.map((t) => ({
+      name: t.name,
+      ...(t.description === undefined ? {} : { description: t.description }),
+      // The root of an input schema must be an object.
+      input_schema: t.parameters ?? { type: 'object', properties: {} },
+      ...(t.strict === true ? { strict: true } : {}),
+    }));
+    const choice = toolChoice(call);
+    if (choice !== undefined) body.tool_choice = choice;
+  }
+  const format = outputFormat(call.response_format, call.routing.json_schema === 'native');
+  if (format !== undefined) body.output_config = { format };
+  if (thinkingOn(call)) body.thinking = { type: 'adaptive' };
+  return body;
+}
+
+function toolChoice(call: ProviderCall): Json | undefined {
+  const choice = call.tool_choice;
+  const single = call.parallel_tool_calls === false ? { disable_parallel_tool_use: true } : {};
+  if (choice === 'none') return { type: 'none' };
+  if (choice === undefined || choice === 'auto' || forcedByInstruction(call)) {
+    return choice === undefined && call.parallel_tool_calls !== false ? undefined : { type: 'auto', ...single };
+  }
+  if (choice === 'required') return { type: 'any', ...single };
+  return { type: 'tool', name: choice.name, ...single };
+}
+
+/**
+ * Reasoning models think (adaptive thinking), except where Anthropic refuses thinking:
+ * with a forced tool_choice sent natively, and while a tool loop is open (the last
+ * assistant turn called tools): its thinking blocks would have to be echoed with their
+ * signatures, which chat-completions clients never send back.
+ */
+function thinkingOn(call: ProviderCall): boolean {
+  if (!call.routing.reasoning) return false;
+  if (call.tools !== undefined && isForced(call.tool_choice) && !forcedByInstruction(call)) return false;
+  const lastAssistant = [...call.messages].reverse().find((m) => m.role === 'assistant');
+  return lastAssistant === undefined || lastAssistant.role !== 'assistant' || lastAssistant.toolCalls === undefined || lastAssistant.toolCalls.length === 0;
+}
+
+function outputFormat(format: ResponseFormat | undefined, native: boolean): Json | undefined {
+  if (format === undefined || format.type !== 'json_schema' || !native) return undefined;
+  return { type: 'json_schema', schema: closedObjects(format.schema) };
+}
+
+/**
+ * Anthropic's structured outputs need every object schema closed
+ * (`additionalProperties: false`); schemas that leave it out get it added, as
+ * Anthropic's own SDK does. An explicit value is kept.
+ */
+export function closedObjects(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(closedObjects);
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const out: Json = {};
+  for (const [key, value] of Object.entries(schema as Json)) {
+    // Maps of name → schema: recurse into each member, the map itself is not a schema.
+    if ((key === 'properties' || key === '$defs' || key === 'definitions') && typeof value === 'object' && value !== null && !Array.isArray(value)) {
+      out[key] = Object.fromEntries(Object.entries(value as Json).map(([name, sub]) => [name, closedObjects(sub)]));
+    } else if (key === 'enum' || key === 'const' || key === 'default' || key === 'examples' || key === 'required') {
+      out[key] = value;
+    } else {
+      out[key] = closedObjects(value);
+    }
+  }
+  const isObject = out.type === 'object' || (Array.isArray(out.type) && out.type.includes('object')) || out.properties !== undefined;
+  if (isObject && out.additionalProperties === undefined) out.additionalProperties = false;
+  return out;
+}
+
+function turns(messages: readonly ChatMessage[]): Turn[] {
+  const out: Turn[] = [];
+  const push = (role: Turn['role'], content: Block[]) => {
+    if (content.length === 0) return;
+    const last = out[out.length - 1];
+    if (last !== undefined && last.role === role) last.content.push(...content);
+    else out.push({ role, content });
+  };
+  for (const m of messages) {
+    switch (m.role) {
+      case 'system':
+      case 'developer':
+        break;
+      case 'user':
+        push('user', userBlocks(m.content));
+        break;
+      case 'assistant': {
+        const blocks: Block[] = [];
+        if (m.content !== null && m.content !== '') blocks.push({ type: 'text', text: m.content });
+        for (const c of m.toolCalls ?? []) blocks.push({ type: 'tool_use', id: c.id, name: c.name, input: argumentsObject(c.arguments) });
+        push('assistant', blocks);
+        break;
+      }
+      case 'tool':
+        push('user', [{ type: 'tool_result', tool_use_id: m.toolCallId, ...(m.content === '' ? {} : { content: m.content }) }]);
+        break;
+    }
+  }
+  // A tool_result must come first in its user turn.
+  for (const turn of out) {
+    if (turn.role !== 'user') continue;
+    const results = turn.content.filter((b) => b.type === 'tool_result');
+    if (results.length > 0) turn.content = [...results, ...turn.content.filter((b) => b.type !== 'tool_result')];
+  }
+  return out;
+}
+
+function userBlocks(content: string | ContentPart[]): Block[] {
+  if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
+  const blocks: Block[] = [];
+  for (const part of content) {
+    if (part.type === 'text') {
+      if (typeof part.text === 'string' && part.text !== '') blocks.push({ type: 'text', text: part.text });
+    } else if (part.type === 'image_url') {
+      const url = imageUrlOf(part) ?? '';
+      const data = parseDataUrl(url);
+      blocks.push({ type: 'image', source: data === undefined ? { type: 'url', url } : { type: 'base64', media_type: data.mimeType, data: data.data } });
+    } else if (part.type === 'file') {
+      const data = parseDataUrl(fileDataOf(part) ?? '');
+      if (data !== undefined) blocks.push({ type: 'document', source: { type: 'base64', media_type: data.mimeType, data: data.data } });
+    }
+  }
+  return blocks;
+}
