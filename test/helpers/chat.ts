@@ -26,6 +26,24 @@ export function chatCatalog(extra: Entry[] = []): Entry[] {
       max_output_tokens: 8192,
       chat: { params: ['temperature', 'top_p', 'frequency_penalty', 'presence_penalty'], json_schema: 'instruction', images: null, pdf: false },
     }),
+    // provider_2, a newer model: native JSON schema, thinking (reasoning), forced tool_choice as an instruction.
+    chatEntry('claude-test', 'provider_2', {
+      provider_model_id: 'claude-sonnet-5-5-test',
+      max_output_tokens: 64000,
+      chat: { params: [], reasoning: true, json_schema: 'native', forced_tool_choice: 'instruction', images: { formula: 'anthropic_pixels', max_tokens: 1600 }, pdf: true },
+    }),
+    // provider_2, an older model: the schema as an instruction, forced tool_choice native, takes temperature and top_p.
+    chatEntry('claude-legacy', 'provider_2', {
+      provider_model_id: 'claude-3-7-sonnet-test',
+      max_output_tokens: 64000,
+      chat: { params: ['temperature', 'top_p'], json_schema: 'instruction', images: { formula: 'anthropic_pixels', max_tokens: 1600 }, pdf: true },
+    }),
+    // provider_3: native JSON schema, thinking (thought summaries asked for).
+    chatEntry('gemini-test', 'provider_3', {
+      provider_model_id: 'gemini-3-test',
+      max_output_tokens: 65536,
+      chat: { params: ['temperature', 'top_p', 'frequency_penalty', 'presence_penalty'], reasoning: true, json_schema: 'native', images: { formula: 'flat', max_tokens: 1120 }, pdf: true },
+    }),
     chatEntry('gpt-unpriced', 'provider_1', { pricing: null }),
     chatEntry('gpt-gone', 'provider_1', { lifecycle: { status: 'removed', successor_slug: 'gpt-test' } }),
     chatEntry('gpt-alias', 'provider_1', { provider_model_id: 'gpt-alias-id', lifecycle: { status: 'duplicate', duplicate_of: 'gpt-test' } }),
@@ -39,28 +57,40 @@ export interface ChatHarness {
   gw: TestGateway;
   openai: Emulator;
   deepseek: Emulator;
+  anthropic: Emulator;
+  gemini: Emulator;
   close(): Promise<void>;
 }
 
 export async function startChatHarness(env: Record<string, string> = {}, extraModels: Entry[] = []): Promise<ChatHarness> {
   const openai = await startEmulator('openai');
   const deepseek = await startEmulator('deepseek');
+  const anthropic = await startEmulator('anthropic');
+  const gemini = await startEmulator('gemini');
   const gw = await startGateway({
     CATALOG_FILE: writeCatalog(chatCatalog(extraModels)),
     PROVIDER_1_BASE_URL: openai.baseUrl,
     PROVIDER_1_API_KEY: openai.apiKey,
     PROVIDER_7_BASE_URL: deepseek.baseUrl,
     PROVIDER_7_API_KEY: deepseek.apiKey,
+    PROVIDER_2_BASE_URL: anthropic.baseUrl,
+    PROVIDER_2_API_KEY: anthropic.apiKey,
+    PROVIDER_3_BASE_URL: gemini.baseUrl,
+    PROVIDER_3_API_KEY: gemini.apiKey,
     ...env,
   });
   return {
     gw,
     openai,
     deepseek,
+    anthropic,
+    gemini,
     async close() {
       await gw.close();
       await openai.close();
       await deepseek.close();
+      await anthropic.close();
+      await gemini.close();
     },
   };
 }
