@@ -22,7 +22,14 @@ import {
 import type { Emulator, Scenario, ScenarioOptions, ScenarioUsage, StartOptions } from './types.ts';
 import { fragments, isRecord, randomId, splitText } from './util.ts';
 
-const VERSIONS = new Set(['2023-06-01', '2023-01-01']);
+/**
+ * API version 2026-10-21 is what the official SDKs send since their 2026-10-21 majors
+ * (TypeScript 1.0): their keys arrive as `Authorization: Bearer` (x-api-key wins when both
+ * come), and `temperature`, `top_p`, `top_k` are refused ("Extra inputs are not permitted").
+ */
+const V2026 = '2026-10-21';
+const VERSIONS = new Set(['2023-06-01', '2023-01-01', V2026]);
+const SAMPLING = ['temperature', 'top_p', 'top_k'];
 const MAX_OUTPUT = 128_000;
 const DOCS_THINKING = 'https://docs.claude.com/en/docs/build-with-claude/extended-thinking';
 
@@ -202,8 +209,8 @@ interface Turn {
   blocks: { block: Record<string, unknown>; i: number; j: number }[];
 }
 
-function validate(body: Record<string, unknown>): Rejection | undefined {
-  for (const key of Object.keys(body)) if (!TOP_LEVEL.has(key)) return invalid(`${key}: Extra inputs are not permitted`);
+function validate(body: Record<string, unknown>, version: string): Rejection | undefined {
+  for (const key of Object.keys(body)) if (!TOP_LEVEL.has(key) || (version === V2026 && SAMPLING.includes(key))) return invalid(`${key}: Extra inputs are not permitted`);
   if (body.model === undefined) return invalid('model: Field required');
   if (typeof body.model !== 'string') return invalid('model: Input should be a valid string');
   const model = body.model;
@@ -510,15 +517,16 @@ function streamReply(a: Answer, model: string, id: string, s: Scenario | null, p
 function handle(ex: Exchange): Reply {
   if (ex.pathname !== '/v1/messages') return reject({ status: 404, type: 'not_found_error', message: 'Not Found' });
   if (ex.method !== 'POST') return reject({ status: 405, type: 'invalid_request_error', message: `Method Not Allowed` });
-  const key = header(ex, 'x-api-key');
+  const version = header(ex, 'anthropic-version');
+  const bearer = version === V2026 ? /^Bearer (.+)$/i.exec(header(ex, 'authorization') ?? '')?.[1] : undefined;
+  const key = header(ex, 'x-api-key') ?? bearer;
   if (key === undefined || key === '') return reject({ status: 401, type: 'authentication_error', message: 'x-api-key header is required' });
   if (key !== ex.apiKey) return reject({ status: 401, type: 'authentication_error', message: 'invalid x-api-key' });
-  const version = header(ex, 'anthropic-version');
   if (version === undefined) return reject(invalid('anthropic-version: header is required'));
   if (!VERSIONS.has(version)) return reject(invalid(`anthropic-version: "${version}" is not a valid version`));
   if (ex.bodyInvalid || !isRecord(ex.body)) return reject(invalid('There was an error parsing the body of your request. Please make sure it is valid JSON.'));
   const body = ex.body;
-  const bad = validate(body);
+  const bad = validate(body, version);
   if (bad !== undefined) return reject(bad);
 
   const model = body.model as string;
