@@ -173,6 +173,20 @@ describe('turns', () => {
     expect(await money(h.gw, accountId)).toEqual({ balance: before.balance, held: 0 });
   });
 
+  it('provider_2: a tool schema without a root type, or without parameters, is sent as an object schema', async () => {
+    const { key } = await h.gw.account();
+    const tools = [
+      { type: 'function', function: { name: 'untyped', parameters: { properties: { q: { type: 'string' } } } } },
+      { type: 'function', function: { name: 'bare', description: 'No arguments' } },
+    ];
+    const r = await h.gw.api('/chat/completions', { key, body: { model: 'claude-legacy', messages: hi, tools } });
+    expect(r.status).toBe(200);
+    expect(lastBody(h.anthropic).tools).toEqual([
+      { name: 'untyped', input_schema: { type: 'object', properties: { q: { type: 'string' } } } },
+      { name: 'bare', description: 'No arguments', input_schema: { type: 'object', properties: {} } },
+    ]);
+  });
+
   it('provider_2: tool calls answered by id (the client ids travel as tool_use ids)', async () => {
     const { key } = await h.gw.account();
     h.anthropic.enqueue({ kind: 'tool_calls', calls: [{ name: 'get_weather', arguments: { city: 'Oslo' } }] });

@@ -30,8 +30,8 @@ export function anthropicBody(call: ProviderCall): Json {
     body.tools = call.tools.map((t) => ({
       name: t.name,
       ...(t.description === undefined ? {} : { description: t.description }),
-      // The root of an input schema must be an object.
-      input_schema: t.parameters ?? { type: 'object', properties: {} },
+      // The root of an input schema must say it is an object (OpenAI takes it left out).
+      input_schema: t.parameters === undefined ? { type: 'object', properties: {} } : t.parameters.type === undefined ? { type: 'object', ...t.parameters } : t.parameters,
       ...(t.strict === true ? { strict: true } : {}),
     }));
     const choice = toolChoice(call);
