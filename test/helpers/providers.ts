@@ -271,7 +271,10 @@ export const PROVIDERS: ProviderRow[] = [
     textFinishes: [
       ['STOP', 'stop'], ['FINISH_REASON_UNSPECIFIED', 'stop'], ['OTHER', 'stop'], ['MAX_TOKENS', 'length'],
       ['SAFETY', 'content_filter'], ['PROHIBITED_CONTENT', 'content_filter'], ['BLOCKLIST', 'content_filter'], ['SPII', 'content_filter'],
-      ['IMAGE_SAFETY', 'content_filter'], ['LANGUAGE', 'content_filter'], ['RECITATION', 'content_filter'],
+      ['IMAGE_SAFETY', 'content_filter'], ['IMAGE_PROHIBITED_CONTENT', 'content_filter'], ['LANGUAGE', 'content_filter'],
+      // RECITATION is filtered, not a clean stop (docs/decisions.md); image-output reasons follow their text counterparts.
+      ['RECITATION', 'content_filter'], ['IMAGE_RECITATION', 'content_filter'], ['NO_IMAGE', 'stop'], ['IMAGE_OTHER', 'stop'],
+      // The model failed to produce a usable call: a provider failure, refunded (docs/decisions.md).
       ['MALFORMED_FUNCTION_CALL', { error: 'upstream_error' }], ['UNEXPECTED_TOOL_CALL', { error: 'upstream_error' }], ['TOO_MANY_TOOL_CALLS', { error: 'upstream_error' }],
     ],
     toolFinish: 'STOP',
