@@ -1,15 +1,22 @@
 /** POST /chat/completions, non-stream, against the provider_1 and provider_7 emulators. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { chatEntry } from './fixtures/catalog.ts';
 import { costMicro, money, startChatHarness, type ChatHarness } from './helpers/chat.ts';
 
 let h: ChatHarness;
 beforeAll(async () => {
-  h = await startChatHarness();
+  h = await startChatHarness({}, [
+    chatEntry('claude-exclusive', 'provider_2', {
+      provider_model_id: 'claude-haiku-4-5-test',
+      chat: { params: ['temperature', 'top_p'], exclusive_sampling: true, json_schema: 'native', images: null, pdf: false },
+    }),
+  ]);
 });
 afterAll(async () => h.close());
 beforeEach(() => {
   h.openai.reset();
   h.deepseek.reset();
+  h.anthropic.reset();
 });
 
 const hi = [{ role: 'user', content: 'Hello there' }];
@@ -200,6 +207,18 @@ describe('the provider plan', () => {
     expect(messages[0]?.content).toContain('"answer"');
     expect(messages[1]).toEqual({ role: 'system', content: 'Reply in json.' });
     expect(r.json.choices[0].message.content).toBe('{"answer":"42"}');
+  });
+
+  it('a model that refuses temperature with top_p keeps temperature; top_p is dropped and named', async () => {
+    const { key } = await h.gw.account();
+    const r = await h.gw.api('/chat/completions', { key, body: { model: 'claude-exclusive', messages: hi, temperature: 0.4, top_p: 0.9 } });
+    expect(r.status).toBe(200);
+    expect(r.headers['x-service-ignored-params']).toBe('top_p');
+    const sent = lastBody(h.anthropic);
+    expect(sent.temperature).toBe(0.4);
+    expect(sent.top_p).toBeUndefined();
+    await h.gw.api('/chat/completions', { key, body: { model: 'claude-exclusive', messages: hi, top_p: 0.9 } });
+    expect(lastBody(h.anthropic).top_p).toBe(0.9);
   });
 
   it('tool_choice and parallel_tool_calls without tools are ignored and named', async () => {

@@ -100,6 +100,19 @@ describe('stream format', () => {
     expect(text).toBe(plain.json.choices[0].message.content);
   });
 
+  it('json_object on a provider without a JSON mode (provider_2 newer model): fences stripped, streamed and not', async () => {
+    const { key } = await h.gw.account();
+    const fenced = '```json\n{"city":"Oslo"}\n```';
+    const body = { model: 'claude-test', messages: [{ role: 'user', content: 'Oslo as JSON' }], response_format: { type: 'json_object' } };
+    h.anthropic.enqueue({ kind: 'text', text: fenced });
+    const plain = await h.gw.api('/chat/completions', { key, body });
+    expect(plain.json.choices[0].message.content).toBe('{"city":"Oslo"}');
+    h.anthropic.enqueue({ kind: 'text', text: fenced, chunks: 7 });
+    const streamed = await h.gw.api('/chat/completions', { key, body: { ...body, stream: true } });
+    const text = sseEvents(streamed.text).filter((e) => e !== ':' && e !== '[DONE]').map((e) => JSON.parse(e).choices[0]?.delta.content ?? '').join('');
+    expect(text).toBe('{"city":"Oslo"}');
+  });
+
   it('a keep-alive comment is sent while the provider is quiet', async () => {
     const { key } = await h.gw.account();
     h.openai.enqueue({ kind: 'text', text: 'a b', chunks: 2 }, { chunkDelayMs: 350 });

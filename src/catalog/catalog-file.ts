@@ -89,6 +89,8 @@ const chatRoutingSchema = z.strictObject({
   reasoning: z.boolean().default(false),
   /** native: the provider enforces JSON schemas; instruction: the schema is sent as an instruction. */
   json_schema: z.enum(['native', 'instruction']),
+  /** The model refuses temperature and top_p together (provider_2 4.5+ models): top_p is then dropped and named. */
+  exclusive_sampling: z.boolean().default(false),
   /** instruction: a forced tool_choice becomes an instruction (some newest provider_2 models). */
   forced_tool_choice: z.enum(['native', 'instruction']).default('native'),
   images: imageCostSchema.nullable(),

@@ -57,9 +57,10 @@ class Run {
     this.armTimeout();
   }
 
+  /** (Re)starts the provider wait; re-arming refreshes the one timer instead of making a new one per chunk. */
   armTimeout(): void {
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.stop('timeout'), this.deps.timeouts.providerMs);
+    if (this.timer === undefined) this.timer = setTimeout(() => this.stop('timeout'), this.deps.timeouts.providerMs);
+    else this.timer.refresh();
   }
 
   stop(reason: StopReason): void {
@@ -119,10 +120,16 @@ async function callProvider(run: Run, ctx: RunContext, deps: RunDeps) {
   throw error;
 }
 
-/** Where the schema travelled as an instruction, code fences around the JSON answer are removed. */
+/**
+ * Code fences around a JSON answer are removed where the format travelled as an
+ * instruction: json_schema on models without native schemas, and json_object (an
+ * instruction on providers without a JSON-object mode; harmless elsewhere, as only a
+ * whole fenced answer is stripped).
+ */
 function stripsFences(admitted: AdmittedChat): boolean {
   const format = admitted.request.response_format;
-  return format !== undefined && format.type !== 'text' && admitted.plan.call.routing.json_schema === 'instruction';
+  if (format === undefined || format.type === 'text') return false;
+  return format.type === 'json_object' || admitted.plan.call.routing.json_schema === 'instruction';
 }
 
 /** Usage from the provider, or about 4 characters per token where it reports none. */

@@ -58,7 +58,9 @@ export function planProviderCall(request: ChatRequest, model: CatalogModel): Pro
     if (value === undefined) continue;
     const cell = TABLE[name][provider];
     const takes = cell === 'F' || (cell === 'S' && routing.params.includes(name as OptionalChatParam));
-    if (takes) (call as unknown as Record<string, unknown>)[name] = value;
+    // Models that refuse temperature and top_p together keep temperature.
+    const excluded = name === 'top_p' && routing.exclusive_sampling && call.temperature !== undefined;
+    if (takes && !excluded) (call as unknown as Record<string, unknown>)[name] = value;
     else ignored.push(name);
   }
   return { provider, call, ignored };
