@@ -2,6 +2,8 @@
  * Server-sent events from an upstream body: LF or CRLF lines, `event:` and `data:`
  * fields, comments (`: keep-alive`) skipped, one event per blank line.
  */
+import type { StreamDecoder, StreamEvent } from './adapter.ts';
+
 export interface SseEvent {
   event: string | undefined;
   data: string;
@@ -52,4 +54,24 @@ export class SseLines {
     if (field === 'data') this.data.push(value);
     else if (field === 'event') this.event = value;
   }
+}
+
+/**
+ * A stream decoder over server-sent events: `decode` turns one event into normalized
+ * events; `complete` tells, at the end, whether the protocol's own end was seen.
+ */
+export function sseDecoder(decode: (event: SseEvent, out: StreamEvent[]) => void, complete: () => boolean): StreamDecoder {
+  const sse = new SseLines();
+  return {
+    push(text) {
+      const out: StreamEvent[] = [];
+      for (const event of sse.push(text)) decode(event, out);
+      return out;
+    },
+    end() {
+      const out: StreamEvent[] = [];
+      for (const event of sse.end()) decode(event, out);
+      return { events: out, complete: complete() };
+    },
+  };
 }

@@ -7,7 +7,7 @@
 import type { ToolCall } from '../../chat/chat-request.ts';
 import { GatewayError } from '../../http/errors.ts';
 import type { Completion, FinishReason, ProviderAdapter, ProviderCall, StreamDecoder, StreamEvent, UpstreamRequest, Usage } from '../adapter.ts';
-import { SseLines } from '../sse-lines.ts';
+import { sseDecoder } from '../sse-lines.ts';
 import { errorMessageOf } from '../translation.ts';
 import { MAX_PASSED_MESSAGE, providerMessage, upstreamError } from '../upstream-errors.ts';
 import { anthropicBody } from './request.ts';
@@ -110,7 +110,6 @@ export class AnthropicAdapter implements ProviderAdapter {
   }
 
   streamDecoder(): StreamDecoder {
-    const sse = new SseLines();
     /** Content-block index → tool ordinal (the OpenAI tool `index`), and whether arguments came. */
     const tools = new Map<number, { ordinal: number; args: boolean }>();
     let usage: Json = {};
@@ -186,18 +185,7 @@ export class AnthropicAdapter implements ProviderAdapter {
           return;
       }
     };
-    return {
-      push(text) {
-        const events: StreamEvent[] = [];
-        for (const e of sse.push(text)) decode(e.event, e.data, events);
-        return events;
-      },
-      end() {
-        const events: StreamEvent[] = [];
-        for (const e of sse.end()) decode(e.event, e.data, events);
-        return { events, complete: done };
-      },
-    };
+    return sseDecoder((e, events) => decode(e.event, e.data, events), () => done);
   }
 
   mapError(status: number, body: unknown, text: string): GatewayError {

@@ -8,7 +8,7 @@
 import type { ToolCall } from '../../chat/chat-request.ts';
 import { GatewayError } from '../../http/errors.ts';
 import type { Completion, FinishReason, ProviderAdapter, ProviderCall, StreamDecoder, StreamEvent, UpstreamRequest, Usage } from '../adapter.ts';
-import { SseLines } from '../sse-lines.ts';
+import { sseDecoder } from '../sse-lines.ts';
 import { errorMessageOf, mintCallId } from '../translation.ts';
 import { MAX_PASSED_MESSAGE, providerMessage, upstreamError } from '../upstream-errors.ts';
 import { geminiBody } from './request.ts';
@@ -118,7 +118,6 @@ export class GeminiAdapter implements ProviderAdapter {
   }
 
   streamDecoder(): StreamDecoder {
-    const sse = new SseLines();
     let tools = 0;
     let done = false;
     const decode = (data: string, events: StreamEvent[]) => {
@@ -163,19 +162,7 @@ export class GeminiAdapter implements ProviderAdapter {
       // Cumulative on every chunk: the last one counts.
       if (usage !== undefined) events.push({ type: 'usage', usage });
     };
-    return {
-      push(text) {
-        const events: StreamEvent[] = [];
-        for (const e of sse.push(text)) decode(e.data, events);
-        return events;
-      },
-      end() {
-        const events: StreamEvent[] = [];
-        for (const e of sse.end()) decode(e.data, events);
-        // No terminator in this protocol: complete once a finish reason (or a blocked prompt) came.
-        return { events, complete: done };
-      },
-    };
+    return sseDecoder((e, events) => decode(e.data, events), () => done);
   }
 
   mapError(status: number, body: unknown, text: string): GatewayError {

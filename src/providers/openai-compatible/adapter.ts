@@ -6,7 +6,7 @@
 import type { ChatMessage, ResponseFormat } from '../../chat/chat-request.ts';
 import { GatewayError } from '../../http/errors.ts';
 import type { Completion, FinishReason, ProviderAdapter, ProviderCall, StreamDecoder, StreamEvent, UpstreamRequest, Usage } from '../adapter.ts';
-import { SseLines } from '../sse-lines.ts';
+import { sseDecoder } from '../sse-lines.ts';
 import { JSON_OBJECT_INSTRUCTION, schemaInstruction, stripFences } from '../structured-output.ts';
 import { providerMessage, upstreamError } from '../upstream-errors.ts';
 
@@ -144,7 +144,6 @@ export class OpenAiCompatibleAdapter implements ProviderAdapter {
   }
 
   streamDecoder(): StreamDecoder {
-    const sse = new SseLines();
     const seenTools = new Set<number>();
     let done = false;
     const decode = (data: string, events: StreamEvent[]) => {
@@ -191,18 +190,7 @@ export class OpenAiCompatibleAdapter implements ProviderAdapter {
       const usage = usageOf(chunk.usage);
       if (usage !== undefined) events.push({ type: 'usage', usage });
     };
-    return {
-      push(text) {
-        const events: StreamEvent[] = [];
-        for (const event of sse.push(text)) decode(event.data, events);
-        return events;
-      },
-      end() {
-        const events: StreamEvent[] = [];
-        for (const event of sse.end()) decode(event.data, events);
-        return { events, complete: done };
-      },
-    };
+    return sseDecoder((e, events) => decode(e.data, events), () => done);
   }
 
   mapError(status: number, body: unknown, text: string): GatewayError {
