@@ -319,6 +319,22 @@ describe('provider failures are refunded in full', () => {
     expect(r.json.error.message).toBe(message.slice(0, 500));
   });
 
+  it('no answer within PROVIDER_TIMEOUT_MS (non-stream) → 504 provider_timeout, refunded', async () => {
+    const slow = await startChatHarness({ PROVIDER_TIMEOUT_MS: '300' });
+    try {
+      const { key, accountId } = await slow.gw.account();
+      const before = await money(slow.gw, accountId);
+      slow.openai.enqueue({ kind: 'hang' });
+      const r = await slow.gw.api('/chat/completions', { key, body: { model: 'gpt-test', messages: hi } });
+      expect(r.status).toBe(504);
+      expect(r.json.error).toMatchObject({ code: 'provider_timeout', param: null });
+      expect(r.headers['x-service-job-id']).toBeDefined();
+      expect(await money(slow.gw, accountId)).toEqual(before);
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('a connection failure → 502 upstream_error, refunded', async () => {
     const dead = await startChatHarness({ PROVIDER_1_BASE_URL: 'http://127.0.0.1:9/v1' });
     try {
