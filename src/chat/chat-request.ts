@@ -36,11 +36,8 @@ export type ResponseFormat =
   | { type: 'json_object' }
   | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict: boolean; description: string | undefined };
 
-export interface ChatRequest {
-  model: string;
-  messages: ChatMessage[];
-  /** max_completion_tokens, else max_tokens; undefined when neither was set. */
-  maxTokens: number | undefined;
+/** The optional request fields the provider plan decides on (forwarded or dropped). */
+export interface ChatParams {
   temperature?: number;
   top_p?: number;
   stop?: string[];
@@ -48,8 +45,6 @@ export interface ChatRequest {
   frequency_penalty?: number;
   presence_penalty?: number;
   logit_bias?: Record<string, number>;
-  stream: boolean;
-  includeUsage: boolean;
   tools?: FunctionTool[];
   tool_choice?: ToolChoice;
   parallel_tool_calls?: boolean;
@@ -57,6 +52,15 @@ export interface ChatRequest {
   user?: string;
   reasoning_effort?: string;
   verbosity?: string;
+}
+
+export interface ChatRequest extends ChatParams {
+  model: string;
+  messages: ChatMessage[];
+  /** max_completion_tokens, else max_tokens; undefined when neither was set. */
+  maxTokens: number | undefined;
+  stream: boolean;
+  includeUsage: boolean;
   /** Names dropped at parse time: unknown top-level fields, tool_choice / parallel_tool_calls without tools. */
   ignored: string[];
 }

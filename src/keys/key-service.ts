@@ -10,21 +10,14 @@ import type { ApiKeyPatch, ApiKeyRecord, Store } from '../store/types.ts';
 import { startOfNextUtcDay, startOfNextUtcMonth, startOfUtcDay, startOfUtcMonth } from '../shared/time.ts';
 import type { KeyEvents } from './key-events.ts';
 import { displayPrefix, generateKeySecret, hashKeySecret } from './key-secret.ts';
-import type { Scope } from './scopes.ts';
 
 export const MAX_ACTIVE_KEYS = 20;
 
-export interface NewKeySettings {
-  name: string;
-  scopes: Scope[];
-  requestsPerMinute: number;
-  ipAllowlist: string[];
-  dailyLimit: number | null;
-  monthlyLimit: number | null;
-  expiresAt: number | null;
-  warningThreshold: number;
-  emailAlerts: boolean;
-}
+/** What a new key is created with; identity, secret and times are minted here. */
+export type NewKeySettings = Pick<
+  ApiKeyRecord,
+  'name' | 'scopes' | 'requestsPerMinute' | 'ipAllowlist' | 'dailyLimit' | 'monthlyLimit' | 'expiresAt' | 'warningThreshold' | 'emailAlerts'
+>;
 
 export interface IssuedKey {
   record: ApiKeyRecord;

@@ -4,7 +4,7 @@
  * turn the upstream stream into normalized events, map upstream errors.
  */
 import type { ChatRouting } from '../catalog/catalog-file.ts';
-import type { ChatMessage, FunctionTool, ResponseFormat, ToolCall, ToolChoice } from '../chat/chat-request.ts';
+import type { ChatMessage, ChatParams, ToolCall } from '../chat/chat-request.ts';
 import type { GatewayError } from '../http/errors.ts';
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
@@ -15,26 +15,12 @@ export interface Usage {
 }
 
 /** What reaches the provider after the F/S/D plan: only forwarded fields are set. */
-export interface ProviderCall {
+export interface ProviderCall extends ChatParams {
   providerModelId: string;
   routing: ChatRouting;
   messages: ChatMessage[];
   maxTokens: number;
   stream: boolean;
-  temperature?: number;
-  top_p?: number;
-  stop?: string[];
-  seed?: number;
-  frequency_penalty?: number;
-  presence_penalty?: number;
-  logit_bias?: Record<string, number>;
-  tools?: FunctionTool[];
-  tool_choice?: ToolChoice;
-  parallel_tool_calls?: boolean;
-  response_format?: ResponseFormat;
-  user?: string;
-  reasoning_effort?: string;
-  verbosity?: string;
 }
 
 export interface UpstreamRequest {
