@@ -98,7 +98,7 @@ async function main(): Promise<void> {
 
     // 2. The gateway in its own process, SQLite on disk, full pipeline.
     // The production path: the compiled gateway (`npm run build`, done by `prebench`).
-    const heapMb = process.env.GATEWAY_HEAP_MB ?? '224'; // as `npm start`
+    const heapMb = process.env.GATEWAY_HEAP_MB ?? '200'; // as `npm start`
     const gatewayArgs = [...(PROFILE ? ['--cpu-prof', '--cpu-prof-dir', dir] : []), `--max-old-space-size=${heapMb}`, 'dist/src/main.js', 'serve'];
     const gateway = await spawnJson<{ msg: string }>(gatewayArgs, {
       DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`,

@@ -25,7 +25,7 @@ function openSqlite(path: string): SqliteStore {
   database.pragma('synchronous = NORMAL');
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
-  return new SqliteStore(database);
+  return new SqliteStore(database, file);
 }
 
 function openPostgres(url: string): SqlStore {

@@ -11,6 +11,7 @@ import { Kysely, SqliteDialect } from 'kysely';
 import type { HoldResult, NewHold, Settlement } from '../types.ts';
 import type { Database } from './schema.ts';
 import { SqlStore } from './sql-store.ts';
+import { startWalCheckpointer } from './wal-checkpointer.ts';
 
 interface JobMoney {
   account_id: string;
@@ -27,8 +28,11 @@ export class SqliteStore extends SqlStore {
   private pending: Pending[] = [];
   private flushScheduled = false;
 
-  constructor(private readonly database: BetterSqlite3.Database) {
+  private stopCheckpointer: (() => Promise<void>) | undefined;
+
+  constructor(private readonly database: BetterSqlite3.Database, file: string) {
     super('sqlite', (onQuery) => new Kysely<Database>({ dialect: new SqliteDialect({ database }), log: () => onQuery() }));
+    if (file !== ':memory:') this.stopCheckpointer = startWalCheckpointer(database, file);
   }
 
   private prepare() {
@@ -124,6 +128,7 @@ export class SqliteStore extends SqlStore {
 
   override async close(): Promise<void> {
     if (this.pending.length > 0) this.flush();
+    await this.stopCheckpointer?.();
     await super.close();
   }
 
