@@ -18,7 +18,6 @@ export interface GateRequest {
 
 export interface GatePass {
   key: ResolvedKey;
-  client: ClientAddress;
   rate: RateLimitDecision;
 }
 
@@ -52,11 +51,13 @@ export class AccessGate {
       throw invalidApiKey();
     }
     const record = key.record;
-    const client = this.clientAddress(request);
-    if (key.allowlist !== undefined && (client.parsed === undefined || !key.allowlist.matches(client.parsed))) {
-      const shown = client.text ?? 'unknown';
-      throw await this.refuse(record.id, record.requestsPerMinute, now,
-        new GatewayError('ip_not_allowed', `Requests from ${shown} are not allowed for this API key`));
+    // The client address is worked out only for keys with an allowlist (off the hot path otherwise).
+    if (key.allowlist !== undefined) {
+      const client = this.clientAddress(request);
+      if (client.parsed === undefined || !key.allowlist.matches(client.parsed)) {
+        throw await this.refuse(record.id, record.requestsPerMinute, now,
+          new GatewayError('ip_not_allowed', `Requests from ${client.text ?? 'unknown'} are not allowed for this API key`));
+      }
     }
     if (!hasScope(record.scopes, scope)) {
       throw await this.refuse(record.id, record.requestsPerMinute, now,
@@ -68,7 +69,7 @@ export class AccessGate {
         headers: rateLimitHeaders(rate),
       });
     }
-    return { key, client, rate };
+    return { key, rate };
   }
 
   private async refuse(keyId: string, limit: number, now: number, error: GatewayError): Promise<RefusedAfterKey> {
