@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runAdminCli, UsageError } from './admin/cli.ts';
+import { runAdminCli, UsageError } from './cli/admin-cli.ts';
 import { CatalogError } from './catalog/catalog.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createGateway, type Gateway } from './gateway.ts';

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AnthropicAdapter } from '../src/providers/anthropic/adapter.ts';
-import type { StreamEvent } from '../src/providers/adapter.ts';
+import type { StreamEvent } from '../src/shared/chat-wire.ts';
 import { GeminiAdapter } from '../src/providers/gemini/adapter.ts';
 import { costMicro, money, startChatHarness, type ChatHarness } from './helpers/chat.ts';
 import { assemble, lastBody, WEATHER_TOOL, type Wire } from './helpers/providers.ts';

@@ -6,8 +6,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError } from '../http/errors.ts';
-import type { RouteAccess } from '../http/server.ts';
+import { GatewayError } from '../shared/errors.ts';
+import type { RouteAccess } from '../shared/route-access.ts';
 import { CATEGORIES, PROVIDERS, type Category, type ProviderId } from './catalog-file.ts';
 import type { Catalog, CatalogModel } from './catalog.ts';
 import { modelView } from './model-view.ts';

@@ -6,10 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import type { CatalogModel, Catalog } from '../catalog/catalog.ts';
 import type { TokenPrices } from '../catalog/pricing.ts';
-import { estimateInputTokens, holdOf } from '../billing/chat-cost.ts';
+import { estimateInputTokens, holdOf } from './chat-quote.ts';
 import { microToCredits } from '../billing/money.ts';
 import type { GatePass } from '../gate/access-gate.ts';
-import { GatewayError } from '../http/errors.ts';
+import { GatewayError } from '../shared/errors.ts';
 import type { Store } from '../store/types.ts';
 import { parseChatRequest, type ChatRequest } from './chat-request.ts';
 import { checkContentSupport } from './content-support.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../http/errors.ts';
+import { GatewayError } from '../shared/errors.ts';
 import { parseChatRequest } from './chat-request.ts';
 
 const base = { model: 'm', messages: [{ role: 'user', content: 'hi' }] };

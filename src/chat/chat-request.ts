@@ -5,54 +5,8 @@
  * X-Service-Ignored-Params. Content parts are only shape-checked here; whether the
  * model's provider can take them is the content-support stage's call.
  */
-import { GatewayError } from '../http/errors.ts';
-
-export type ContentPart = { type: string; [field: string]: unknown };
-
-export type ChatMessage =
-  | { role: 'system' | 'developer'; content: string }
-  | { role: 'user'; content: string | ContentPart[]; name?: string }
-  | { role: 'assistant'; content: string | null; toolCalls: ToolCall[] | undefined; reasoningContent?: string }
-  | { role: 'tool'; content: string; toolCallId: string };
-
-export interface ToolCall {
-  id: string;
-  name: string;
-  /** JSON text, as the client sent it. */
-  arguments: string;
-}
-
-export interface FunctionTool {
-  name: string;
-  description: string | undefined;
-  parameters: Record<string, unknown> | undefined;
-  strict: boolean | undefined;
-}
-
-export type ToolChoice = 'none' | 'auto' | 'required' | { name: string };
-
-export type ResponseFormat =
-  | { type: 'text' }
-  | { type: 'json_object' }
-  | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict: boolean; description: string | undefined };
-
-/** The optional request fields the provider plan decides on (forwarded or dropped). */
-export interface ChatParams {
-  temperature?: number;
-  top_p?: number;
-  stop?: string[];
-  seed?: number;
-  frequency_penalty?: number;
-  presence_penalty?: number;
-  logit_bias?: Record<string, number>;
-  tools?: FunctionTool[];
-  tool_choice?: ToolChoice;
-  parallel_tool_calls?: boolean;
-  response_format?: ResponseFormat;
-  user?: string;
-  reasoning_effort?: string;
-  verbosity?: string;
-}
+import { GatewayError } from '../shared/errors.ts';
+import type { ChatMessage, ChatParams, ContentPart, FunctionTool, ResponseFormat, ToolCall, ToolChoice } from '../shared/chat-wire.ts';
 
 export interface ChatRequest extends ChatParams {
   model: string;

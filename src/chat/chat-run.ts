@@ -6,10 +6,11 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
-import { charsToTokens, costOf } from '../billing/chat-cost.ts';
+import { charsToTokens, costOf } from './chat-quote.ts';
 import type { ProviderEndpoint } from '../config.ts';
-import { GatewayError, internalError, invalidApiKey } from '../http/errors.ts';
-import type { Completion, FinishReason, ProviderAdapter, Usage } from '../providers/adapter.ts';
+import { GatewayError, internalError, invalidApiKey } from '../shared/errors.ts';
+import type { ProviderAdapter } from '../providers/adapter.ts';
+import type { Completion, FinishReason, Usage } from '../shared/chat-wire.ts';
 import { StreamingFenceStripper, stripFences } from '../providers/structured-output.ts';
 import { connectionFailed, streamBroken } from '../providers/upstream-errors.ts';
 import type { UpstreamClient } from '../providers/upstream-client.ts';

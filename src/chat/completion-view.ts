@@ -2,7 +2,7 @@
  * Our answers in the chat-completions format: the non-stream completion and the
  * stream chunks (their fixed part serialised once per run).
  */
-import type { Completion, FinishReason, Usage } from '../providers/adapter.ts';
+import type { Completion, FinishReason, Usage } from '../shared/chat-wire.ts';
 
 export interface AnswerIdentity {
   /** `chatcmpl-` + the job id. */

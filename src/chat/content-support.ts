@@ -4,8 +4,8 @@
  * unsupported_content naming the message and part. Returns what the hold must count.
  */
 import type { ChatProviderId, ChatRouting } from '../catalog/catalog-file.ts';
-import { GatewayError } from '../http/errors.ts';
-import type { ChatMessage } from './chat-request.ts';
+import { GatewayError } from '../shared/errors.ts';
+import type { ChatMessage } from '../shared/chat-wire.ts';
 
 interface PartSupport {
   httpsImages: boolean;

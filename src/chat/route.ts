@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Catalog } from '../catalog/catalog.ts';
 import type { ChatProviderId } from '../catalog/catalog-file.ts';
 import type { Config } from '../config.ts';
-import { GatewayError } from '../http/errors.ts';
+import { GatewayError } from '../shared/errors.ts';
 import type { AdapterTable } from '../providers/registry.ts';
 import type { UpstreamClient } from '../providers/upstream-client.ts';
 import type { Store } from '../store/types.ts';

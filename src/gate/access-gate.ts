@@ -2,9 +2,9 @@
  * The access gate every authenticated route passes, in the spec's order:
  * key (401), IP allowlist (403), scope (403), requests-per-minute limit (429).
  */
-import { GatewayError, invalidApiKey } from '../http/errors.ts';
+import { GatewayError, invalidApiKey } from '../shared/errors.ts';
 import { isWellFormedKey } from '../keys/key-secret.ts';
-import { hasScope, type Scope } from '../keys/scopes.ts';
+import { hasScope, type Scope } from '../shared/scopes.ts';
 import type { AddressMatcher } from './address-match.ts';
 import { resolveClientAddress, type ClientAddress } from './client-address.ts';
 import type { KeyCache, ResolvedKey } from './key-cache.ts';

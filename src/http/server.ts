@@ -7,21 +7,10 @@
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { FastifyBaseLogger } from 'fastify';
 import { AccessGate, RefusedAfterKey, rateLimitHeaders, type GatePass } from '../gate/access-gate.ts';
-import type { Scope } from '../keys/scopes.ts';
-import { GatewayError, internalError } from './errors.ts';
+import type { RouteAccess } from '../shared/route-access.ts';
+import { GatewayError, internalError } from '../shared/errors.ts';
 
-/** How a route is reached: its scope, whether a key is required, and which answers carry rate-limit headers. */
-export interface RouteAccess {
-  scope: Scope;
-  /** optional: the route is public without a key; with one, the gate applies (GET /models). */
-  auth: 'required' | 'optional';
-  /**
-   * always: every answer after the key check (chat);
-   * never: only the 429 rate_limit_exceeded (GET /models, GET /jobs);
-   * route: the route sets them where its rules say (images, embeddings, videos).
-   */
-  rateHeaders: 'always' | 'never' | 'route';
-}
+export type { RouteAccess } from '../shared/route-access.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

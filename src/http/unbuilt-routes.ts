@@ -4,8 +4,8 @@
  * behaviour is right on every route; the handler answers 501 not_implemented.
  */
 import type { FastifyInstance } from 'fastify';
-import type { Scope } from '../keys/scopes.ts';
-import { GatewayError } from './errors.ts';
+import type { Scope } from '../shared/scopes.ts';
+import { GatewayError } from '../shared/errors.ts';
 import type { RouteAccess } from './server.ts';
 
 interface UnbuiltRoute {

@@ -5,7 +5,7 @@
  * and in-flight runs react at once.
  */
 import { randomUUID } from 'node:crypto';
-import { GatewayError } from '../http/errors.ts';
+import { GatewayError } from '../shared/errors.ts';
 import type { ApiKeyPatch, ApiKeyRecord, Store } from '../store/types.ts';
 import { startOfNextUtcDay, startOfNextUtcMonth, startOfUtcDay, startOfUtcMonth } from '../shared/time.ts';
 import type { KeyEvents } from './key-events.ts';

@@ -2,7 +2,8 @@
  * Server-sent events from an upstream body: LF or CRLF lines, `event:` and `data:`
  * fields, comments (`: keep-alive`) skipped, one event per blank line.
  */
-import type { StreamDecoder, StreamEvent } from './adapter.ts';
+import type { StreamDecoder } from './adapter.ts';
+import type { StreamEvent } from '../shared/chat-wire.ts';
 
 export interface SseEvent {
   event: string | undefined;

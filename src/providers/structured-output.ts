@@ -1,5 +1,5 @@
 /** Structured output where the provider does not enforce schemas: an instruction, and fences stripped from the answer. */
-import type { ResponseFormat } from '../chat/chat-request.ts';
+import type { ResponseFormat } from '../shared/chat-wire.ts';
 
 export function schemaInstruction(format: Extract<ResponseFormat, { type: 'json_schema' }>): string {
   const about = format.description === undefined ? '' : ` (${format.description})`;

@@ -4,8 +4,8 @@
  * in for what a model does not enforce natively, data URLs, call ids and arguments.
  */
 import { randomBytes } from 'node:crypto';
-import type { ChatMessage, ToolCall } from '../chat/chat-request.ts';
-import { GatewayError } from '../http/errors.ts';
+import type { ChatMessage, ToolCall } from '../shared/chat-wire.ts';
+import { GatewayError } from '../shared/errors.ts';
 import type { ProviderCall } from './adapter.ts';
 import { JSON_OBJECT_INSTRUCTION, schemaInstruction } from './structured-output.ts';
 

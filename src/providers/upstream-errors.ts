@@ -5,7 +5,7 @@
  * our credentials refused or the model unknown upstream (401, 402, 403, 404) →
  * model_unavailable, an operator error the client cannot fix.
  */
-import { GatewayError } from '../http/errors.ts';
+import { GatewayError } from '../shared/errors.ts';
 
 export const MAX_PASSED_MESSAGE = 500;
 

@@ -3,7 +3,7 @@
  * one SQL code path (src/store/sql): embedded SQLite (default) and PostgreSQL.
  * Money is integer micro-credits everywhere; times are Unix milliseconds.
  */
-import type { Scope } from '../keys/scopes.ts';
+import type { Scope } from '../shared/scopes.ts';
 
 export interface AccountRecord {
   id: string;

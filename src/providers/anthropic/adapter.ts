@@ -4,9 +4,10 @@
  * mapped back here: text blocks joined, thinking → reasoning, tool_use → tool calls
  * with `call_…` ids, stop reasons and usage per providers.md §0.
  */
-import type { ToolCall } from '../../chat/chat-request.ts';
-import { GatewayError } from '../../http/errors.ts';
-import type { Completion, FinishReason, ProviderAdapter, ProviderCall, StreamDecoder, StreamEvent, UpstreamRequest, Usage } from '../adapter.ts';
+import type { ToolCall } from '../../shared/chat-wire.ts';
+import { GatewayError } from '../../shared/errors.ts';
+import type { ProviderAdapter, ProviderCall, StreamDecoder, UpstreamRequest } from '../adapter.ts';
+import type { Completion, FinishReason, StreamEvent, Usage } from '../../shared/chat-wire.ts';
 import { sseDecoder } from '../sse-lines.ts';
 import { errorMessageOf } from '../translation.ts';
 import { MAX_PASSED_MESSAGE, providerMessage, upstreamError } from '../upstream-errors.ts';

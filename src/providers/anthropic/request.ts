@@ -5,7 +5,7 @@
  * tool_choice, parallel_tool_calls, structured output and thinking per the model's
  * routing facts.
  */
-import type { ChatMessage, ContentPart, ResponseFormat } from '../../chat/chat-request.ts';
+import type { ChatMessage, ContentPart, ResponseFormat } from '../../shared/chat-wire.ts';
 import type { ProviderCall } from '../adapter.ts';
 import { argumentsObject, fileDataOf, forcedByInstruction, imageUrlOf, instructions, isForced, parseDataUrl, systemText } from '../translation.ts';
 

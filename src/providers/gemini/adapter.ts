@@ -5,9 +5,10 @@
  * calls with minted `call_…` ids, finish reasons and usage per providers.md §0 and
  * docs/decisions.md.
  */
-import type { ToolCall } from '../../chat/chat-request.ts';
-import { GatewayError } from '../../http/errors.ts';
-import type { Completion, FinishReason, ProviderAdapter, ProviderCall, StreamDecoder, StreamEvent, UpstreamRequest, Usage } from '../adapter.ts';
+import type { ToolCall } from '../../shared/chat-wire.ts';
+import { GatewayError } from '../../shared/errors.ts';
+import type { ProviderAdapter, ProviderCall, StreamDecoder, UpstreamRequest } from '../adapter.ts';
+import type { Completion, FinishReason, StreamEvent, Usage } from '../../shared/chat-wire.ts';
 import { sseDecoder } from '../sse-lines.ts';
 import { errorMessageOf, mintCallId } from '../translation.ts';
 import { MAX_PASSED_MESSAGE, providerMessage, upstreamError } from '../upstream-errors.ts';

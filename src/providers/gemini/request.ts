@@ -5,7 +5,7 @@
  * parts named after the call they answer; tool_choice → functionCallingConfig;
  * structured output → responseMimeType + responseJsonSchema.
  */
-import type { ChatMessage, ContentPart, ResponseFormat } from '../../chat/chat-request.ts';
+import type { ChatMessage, ContentPart, ResponseFormat } from '../../shared/chat-wire.ts';
 import type { ProviderCall } from '../adapter.ts';
 import { argumentsObject, fileDataOf, findToolCall, forcedByInstruction, imageUrlOf, instructions, parseDataUrl, systemText, unknownToolCall } from '../translation.ts';
 import { toGeminiSchema } from './json-schema.ts';

@@ -3,9 +3,10 @@
  * provider_7. Differences between the two are rows in `OpenAiDialect`, not branches
  * on a provider name.
  */
-import type { ChatMessage, ResponseFormat } from '../../chat/chat-request.ts';
-import { GatewayError } from '../../http/errors.ts';
-import type { Completion, FinishReason, ProviderAdapter, ProviderCall, StreamDecoder, StreamEvent, UpstreamRequest, Usage } from '../adapter.ts';
+import type { ChatMessage, ResponseFormat } from '../../shared/chat-wire.ts';
+import { GatewayError } from '../../shared/errors.ts';
+import type { ProviderAdapter, ProviderCall, StreamDecoder, UpstreamRequest } from '../adapter.ts';
+import type { Completion, FinishReason, StreamEvent, Usage } from '../../shared/chat-wire.ts';
 import { sseDecoder } from '../sse-lines.ts';
 import { JSON_OBJECT_INSTRUCTION, schemaInstruction, stripFences } from '../structured-output.ts';
 import { providerMessage, upstreamError } from '../upstream-errors.ts';

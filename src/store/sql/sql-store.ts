@@ -2,7 +2,7 @@
  * The Store on SQL (Kysely): one query path, two dialects.
  */
 import { Kysely, Migrator, type Selectable, sql } from 'kysely';
-import type { Scope } from '../../keys/scopes.ts';
+import type { Scope } from '../../shared/scopes.ts';
 import type {
   AccountPatch, AccountRecord, ApiKeyPatch, ApiKeyRecord, CreateKeyResult, HoldResult, JobRecord, JobStatus, LedgerEntry,
   LedgerKind, NewAccount, NewHold, Settlement, Store, InstanceRecord,

@@ -6,8 +6,9 @@
 import { countTokens } from 'gpt-tokenizer/encoding/cl100k_base';
 import { ceilDiv, SCALE } from '../catalog/decimal.ts';
 import type { TokenPrices } from '../catalog/pricing.ts';
-import type { ChatMessage, ChatRequest } from '../chat/chat-request.ts';
-import type { Usage } from '../providers/adapter.ts';
+import type { ChatRequest } from './chat-request.ts';
+import type { ChatMessage } from '../shared/chat-wire.ts';
+import type { Usage } from '../shared/chat-wire.ts';
 
 /*
  * The estimate uses cl100k_base: on ordinary text it counts at least as many tokens as

@@ -1,8 +1,8 @@
 import { countTokens } from 'gpt-tokenizer';
 import { describe, expect, it } from 'vitest';
 import { tokenPrices } from '../catalog/pricing.ts';
-import { parseChatRequest } from '../chat/chat-request.ts';
-import { costOf, estimateInputTokens, holdOf } from './chat-cost.ts';
+import { parseChatRequest } from './chat-request.ts';
+import { costOf, estimateInputTokens, holdOf } from './chat-quote.ts';
 
 describe('chat cost', () => {
   it('is exact and rounded up once per settlement, never per component', () => {

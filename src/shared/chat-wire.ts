@@ -1,0 +1,81 @@
+/**
+ * The chat-completions wire types we speak on both sides: the request's messages and
+ * parameters, and what a provider answers (completion, stream events, usage). Bottom
+ * layer: imports nothing of ours but the error catalogue.
+ */
+import type { GatewayError } from './errors.ts';
+
+export type ContentPart = { type: string; [field: string]: unknown };
+
+export type ChatMessage =
+  | { role: 'system' | 'developer'; content: string }
+  | { role: 'user'; content: string | ContentPart[]; name?: string }
+  | { role: 'assistant'; content: string | null; toolCalls: ToolCall[] | undefined; reasoningContent?: string }
+  | { role: 'tool'; content: string; toolCallId: string };
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** JSON text, as the client sent it. */
+  arguments: string;
+}
+
+export interface FunctionTool {
+  name: string;
+  description: string | undefined;
+  parameters: Record<string, unknown> | undefined;
+  strict: boolean | undefined;
+}
+
+export type ToolChoice = 'none' | 'auto' | 'required' | { name: string };
+
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict: boolean; description: string | undefined };
+
+/** The optional request fields the provider plan decides on (forwarded or dropped). */
+export interface ChatParams {
+  temperature?: number;
+  top_p?: number;
+  stop?: string[];
+  seed?: number;
+  frequency_penalty?: number;
+  presence_penalty?: number;
+  logit_bias?: Record<string, number>;
+  tools?: FunctionTool[];
+  tool_choice?: ToolChoice;
+  parallel_tool_calls?: boolean;
+  response_format?: ResponseFormat;
+  user?: string;
+  reasoning_effort?: string;
+  verbosity?: string;
+}
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
+
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export interface Completion {
+  content: string | null;
+  reasoning: string | undefined;
+  refusal: string | null;
+  toolCalls: ToolCall[];
+  finishReason: FinishReason;
+  usage: Usage | undefined;
+}
+
+export type StreamEvent =
+  | { type: 'content'; text: string }
+  | { type: 'reasoning'; text: string }
+  | { type: 'refusal'; text: string }
+  /** A new tool call: `index` is the tool ordinal in this answer. */
+  | { type: 'tool_call'; index: number; id: string; name: string }
+  | { type: 'tool_arguments'; index: number; fragment: string }
+  | { type: 'finish'; reason: FinishReason }
+  | { type: 'usage'; usage: Usage }
+  /** An error the provider sent inside a stream that had started. */
+  | { type: 'error'; error: GatewayError };

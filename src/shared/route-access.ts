@@ -1,0 +1,14 @@
+import type { Scope } from './scopes.ts';
+
+/** How a route is reached: its scope, whether a key is required, and which answers carry rate-limit headers. */
+export interface RouteAccess {
+  scope: Scope;
+  /** optional: the route is public without a key; with one, the gate applies (GET /models). */
+  auth: 'required' | 'optional';
+  /**
+   * always: every answer after the key check (chat);
+   * never: only the 429 rate_limit_exceeded (GET /models, GET /jobs);
+   * route: the route sets them where its rules say (images, embeddings, videos).
+   */
+  rateHeaders: 'always' | 'never' | 'route';
+}

@@ -1,0 +1,84 @@
+/**
+ * The money path's contract: one atomic hold that also carries every limit check, then
+ * exactly one settle or refund. Every billed route reaches it through the paid-run core
+ * (src/billing/paid-run.ts); the SQLite and PostgreSQL stores implement it.
+ * Money is integer micro-credits; times are Unix milliseconds.
+ */
+
+/** What a job is: one per billed route. */
+export type JobKind = 'chat' | 'embeddings' | 'image' | 'video' | 'speech' | 'transcription' | 'fine_tuning';
+
+/** A job's life: processing (held, running) → succeeded | failed | canceled. */
+export type JobStatus = 'processing' | 'succeeded' | 'failed' | 'canceled';
+
+/** Usage in the units the route bills: tokens, images, seconds, characters, GPU seconds… */
+export type UsageUnits = Readonly<Record<string, number>>;
+
+/** The trial rules for accounts without a purchase (spec "Trial rules"). */
+export interface TrialRules {
+  /** A run whose hold is over this (micro-credits) is refused. */
+  maxHold: number;
+  /** More than this many runs in 24 hours is refused. */
+  maxRunsPerDay: number;
+  /** This many failures in a row, and the next run is refused. */
+  maxFailuresInARow: number;
+  /** More than this many trial runs per client address in 24 hours (across accounts) is refused. */
+  maxRunsPerAddressPerDay: number;
+  /** An account younger than this (ms) is refused. */
+  minAccountAgeMs: number;
+}
+
+export const TRIAL_RULES: TrialRules = {
+  maxHold: 2_000_000,
+  maxRunsPerDay: 5,
+  maxFailuresInARow: 3,
+  maxRunsPerAddressPerDay: 8,
+  minAccountAgeMs: 24 * 60 * 60 * 1000,
+};
+
+export interface NewHold {
+  jobId: string;
+  accountId: string;
+  keyId: string | null;
+  keyFamilyId: string | null;
+  kind: JobKind;
+  model: string;
+  /** Micro-credits to reserve. */
+  amount: number;
+  at: number;
+  /** The gateway process that owns the run (crash recovery, leases). */
+  instanceId: string;
+  /** The client address (trial rule per address); null when it cannot be determined. */
+  clientAddress: string | null;
+  /** False for fine-tuning: its runs never count toward a key's credit limits. */
+  countsTowardKeyLimits: boolean;
+}
+
+/**
+ * Why a hold was refused, in the spec's order of checks: the first failing one answers.
+ * Nothing is created or charged when a hold is refused.
+ */
+export type HoldRefusal =
+  | { reason: 'insufficient_credits'; available: number }
+  | { reason: 'spending_limit'; limit: number; spent: number }
+  | { reason: 'key_limit'; period: 'daily' | 'monthly'; limit: number; used: number }
+  | { reason: 'trial'; rule: 'hold_too_large' | 'runs_per_day' | 'failures_in_a_row' | 'runs_per_address' | 'account_too_new' };
+
+export type HoldResult = { ok: true } | ({ ok: false } & HoldRefusal);
+
+export interface Settlement {
+  /** Cost of the run in micro-credits; the charge is capped at the amount held. */
+  cost: number;
+  usage: UsageUnits;
+  /** succeeded: the run ended normally; canceled: stopped early but billed (a stream closed by the client). */
+  status: 'succeeded' | 'canceled';
+  at: number;
+  /** The job's report for GET /jobs/{id} (never secret, never the vectors). */
+  output?: unknown;
+}
+
+export interface Refund {
+  status: 'failed' | 'canceled';
+  errorCode: string;
+  at: number;
+}
