@@ -6,7 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { registerAdminRoutes } from './admin/routes.ts';
 import { Catalog } from './catalog/catalog.ts';
-import { InFlightRuns } from './chat/in-flight.ts';
+import { InFlightRuns } from './billing/in-flight.ts';
+import { PaidRuns } from './billing/paid-run.ts';
 import { registerChatRoute } from './chat/route.ts';
 import { defaultAdapters, type AdapterTable } from './providers/registry.ts';
 import { UpstreamClient } from './providers/upstream-client.ts';
@@ -38,6 +39,8 @@ export interface GatewayOverrides {
   store?: Store;
   rateLimiter?: RateLimiter;
   adapters?: AdapterTable;
+  /** Extra routes registered before the server is ready (tests of the paid-run core). */
+  routes?: (app: FastifyInstance, services: { runs: PaidRuns; store: Store; catalog: Catalog }) => void;
 }
 
 
@@ -66,11 +69,16 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   const upstream = new UpstreamClient();
 
   registerCatalogRoutes(app, catalog);
-  registerChatRoute(app, {
-    catalog, store, config, upstream, instanceId,
-    adapters: overrides.adapters ?? defaultAdapters(),
+  const runs = new PaidRuns({
+    money: store,
     inFlight: new InFlightRuns(keyEvents),
+    instanceId,
+    providerTimeoutMs: config.providerTimeoutMs,
+    logger,
+    now: Date.now,
   });
+  registerChatRoute(app, { catalog, config, upstream, runs, adapters: overrides.adapters ?? defaultAdapters() });
+  overrides.routes?.(app, { runs, store, catalog });
   registerUnbuiltRoutes(app, UNBUILT_ROUTES.filter((r) => r.scope !== 'chat'));
   if (config.adminToken !== undefined) await registerAdminRoutes(app, { adminToken: config.adminToken, store, keys });
 

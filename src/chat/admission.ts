@@ -1,16 +1,12 @@
 /**
  * Everything before the provider call, in the spec's order: body validation, model
- * lookup, content support, credit hold (then spending limits, key credit limits and
- * trial rules as they land). Nothing is reserved unless every check passes.
+ * lookup, content support, then the quote the paid-run core holds (with the spending
+ * limits, key credit limits and trial rules in the same atomic step).
  */
-import { randomUUID } from 'node:crypto';
 import type { CatalogModel, Catalog } from '../catalog/catalog.ts';
 import type { TokenPrices } from '../catalog/pricing.ts';
 import { estimateInputTokens, holdOf } from './chat-quote.ts';
-import { microToCredits } from '../billing/money.ts';
-import type { GatePass } from '../gate/access-gate.ts';
 import { GatewayError } from '../shared/errors.ts';
-import type { Store } from '../store/types.ts';
 import { parseChatRequest, type ChatRequest } from './chat-request.ts';
 import { checkContentSupport } from './content-support.ts';
 import { planProviderCall, type ProviderPlan } from './provider-plan.ts';
@@ -28,15 +24,17 @@ export interface AdmittedChat {
   inputTokens: number;
 }
 
-export interface AdmissionDeps {
-  catalog: Catalog;
-  store: Store;
-  instanceId: string;
-  now: () => number;
+export interface PreparedChat {
+  request: ChatRequest;
+  model: CatalogModel;
+  plan: ProviderPlan;
+  prices: TokenPrices;
+  /** Input tokens the images and PDF pages may cost at most. */
+  mediaTokens: number;
 }
 
-/** Validation, model and plan: no money touched (their errors come before the hold). */
-export function prepareChat(body: unknown, catalog: Catalog): { request: ChatRequest; model: CatalogModel; plan: ProviderPlan; prices: TokenPrices; mediaTokens: number } {
+/** Validation, model, plan and content support: no money touched (their errors come before the hold). */
+export function prepareChat(body: unknown, catalog: Catalog): PreparedChat {
   const request = parseChatRequest(body);
   const model = resolveChatModel(request.model, catalog);
   const plan = planProviderCall(request, model);
@@ -60,28 +58,9 @@ export function resolveChatModel(name: string, catalog: Catalog): CatalogModel {
   return model;
 }
 
-export async function admitChat(body: unknown, pass: GatePass, deps: AdmissionDeps): Promise<AdmittedChat> {
-  const prepared = prepareChat(body, deps.catalog);
+/** The quote: input estimate (real tokenizer) plus images and PDF pages, plus the capped output, at the model's prices. */
+export async function quoteChat(prepared: PreparedChat, jobId: string): Promise<AdmittedChat> {
   const inputTokens = (await estimateInputTokens(prepared.request)) + prepared.mediaTokens;
   const held = holdOf(prepared.prices, inputTokens, prepared.plan.call.maxTokens);
-  const jobId = randomUUID();
-  const key = pass.key.record;
-  const result = await deps.store.hold({
-    jobId,
-    accountId: key.accountId,
-    keyId: key.id,
-    keyFamilyId: key.familyId,
-    kind: 'chat',
-    model: prepared.model.entry.slug,
-    amount: held,
-    at: deps.now(),
-    instanceId: deps.instanceId,
-  });
-  if (!result.ok) {
-    throw new GatewayError(
-      'insufficient_credits',
-      `Insufficient credits: this request holds ${microToCredits(held)} credits (input estimate plus max_tokens output) and ${microToCredits(Math.max(0, result.available))} are available. Top up, or lower max_tokens.`,
-    );
-  }
-  return { ...prepared, jobId, held, inputTokens };
+  return { request: prepared.request, model: prepared.model, plan: prepared.plan, prices: prepared.prices, jobId, held, inputTokens };
 }

@@ -1,29 +1,37 @@
 /**
  * POST /api/v1/chat/completions: gate (scope chat, rate-limit headers on every answer
- * after the key check) → admission (validation, model, plan, content, hold) → run.
+ * after the key check) → validation, model, plan, content support → the adapter (before
+ * any money moves) → the quote → the answer's headers, checked → the paid-run core's
+ * atomic hold → the run.
  */
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import type { PaidRuns } from '../billing/paid-run.ts';
+import type { RefusalCodes } from '../billing/hold-refusal.ts';
 import type { Catalog } from '../catalog/catalog.ts';
 import type { ChatProviderId } from '../catalog/catalog-file.ts';
 import type { Config } from '../config.ts';
-import { GatewayError } from '../shared/errors.ts';
+import { answerHeaders } from '../http/answer-headers.ts';
 import type { AdapterTable } from '../providers/registry.ts';
 import type { UpstreamClient } from '../providers/upstream-client.ts';
-import type { Store } from '../store/types.ts';
-import { admitChat } from './admission.ts';
-import { runNonStream, runStream, type RunDeps } from './chat-run.ts';
-import type { InFlightRuns } from './in-flight.ts';
+import { GatewayError, invalidApiKey } from '../shared/errors.ts';
+import { prepareChat, quoteChat } from './admission.ts';
+import { runNonStream, runStream, type ChatRunDeps } from './chat-run.ts';
 
 export interface ChatRouteDeps {
   catalog: Catalog;
-  store: Store;
   config: Config;
   adapters: AdapterTable;
   upstream: UpstreamClient;
-  inFlight: InFlightRuns;
-  instanceId: string;
+  runs: PaidRuns;
   now?: () => number;
 }
+
+const CHAT_REFUSAL: RefusalCodes = {
+  spendingLimit: 'spending_limit_reached',
+  holdMadeOf: 'input estimate plus max_tokens output',
+  lowerBy: 'lower max_tokens',
+};
 
 export function registerChatRoute(app: FastifyInstance, deps: ChatRouteDeps): void {
   const now = deps.now ?? Date.now;
@@ -31,30 +39,37 @@ export function registerChatRoute(app: FastifyInstance, deps: ChatRouteDeps): vo
     config: { access: { scope: 'chat', auth: 'required', rateHeaders: 'always' }, errorParam: true },
   }, async (request, reply) => {
     const pass = request.gate;
-    if (pass === undefined) throw new GatewayError('invalid_api_key', 'Invalid API key');
-    const admitted = await admitChat(request.body, pass, { catalog: deps.catalog, store: deps.store, instanceId: deps.instanceId, now });
-    const provider = admitted.plan.provider as ChatProviderId;
+    if (pass === undefined) throw invalidApiKey();
+    const prepared = prepareChat(request.body, deps.catalog);
+    const provider = prepared.plan.provider as ChatProviderId;
     const adapter = deps.adapters[provider];
     if (adapter === undefined) {
-      await deps.store.refund(admitted.jobId, 'model_unavailable', now());
-      throw new GatewayError('model_unavailable', `The model '${admitted.request.model}' cannot run now: its provider is not connected yet.`, { param: 'model' });
+      throw new GatewayError('model_unavailable', `The model '${prepared.request.model}' cannot run now: its provider is not connected yet.`, { param: 'model' });
     }
-    reply.header('x-service-job-id', admitted.jobId);
-    if (admitted.plan.ignored.length > 0) reply.header('x-service-ignored-params', admitted.plan.ignored.join(', '));
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = String(value);
+    const jobId = randomUUID();
+    const admitted = await quoteChat(prepared, jobId);
+    // Every header of the answer is known and valid before any money moves.
+    const headers = answerHeaders(reply, { 'x-service-job-id': jobId, 'x-service-ignored-params': admitted.plan.ignored });
+    const key = pass.key.record;
+    const run = await deps.runs.admit({
+      jobId,
+      kind: 'chat',
+      model: admitted.model.entry.slug,
+      key: { id: key.id, familyId: key.familyId, accountId: key.accountId, expiresAt: key.expiresAt },
+      quote: admitted.held,
+      clientAddress: pass.clientAddress(),
+      refusal: CHAT_REFUSAL,
+    });
     reply.hijack();
-    const runDeps: RunDeps = {
-      store: deps.store,
+    const runDeps: ChatRunDeps = {
       upstream: deps.upstream,
       adapter,
       endpoint: deps.config.providers[provider],
-      inFlight: deps.inFlight,
-      timeouts: { providerMs: deps.config.providerTimeoutMs, nonstreamKeepaliveMs: deps.config.nonstreamKeepaliveMs, streamKeepaliveMs: deps.config.streamKeepaliveMs },
+      timeouts: { nonstreamKeepaliveMs: deps.config.nonstreamKeepaliveMs, streamKeepaliveMs: deps.config.streamKeepaliveMs },
       logger: request.log,
       now,
     };
-    const ctx = { admitted, keyId: pass.key.record.id, keyExpiresAt: pass.key.record.expiresAt, res: reply.raw, headers };
-    await (admitted.request.stream ? runStream(ctx, runDeps) : runNonStream(ctx, runDeps));
+    const ctx = { admitted, res: reply.raw, headers };
+    await deps.runs.execute(run, (paid) => (admitted.request.stream ? runStream(paid, ctx, runDeps) : runNonStream(paid, ctx, runDeps)));
   });
 }

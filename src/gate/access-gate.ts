@@ -19,6 +19,8 @@ export interface GateRequest {
 export interface GatePass {
   key: ResolvedKey;
   rate: RateLimitDecision;
+  /** The client address as text (worked out on demand: trial rules need it); null when it cannot be determined. */
+  clientAddress(): string | null;
 }
 
 export class AccessGate {
@@ -69,7 +71,7 @@ export class AccessGate {
         headers: rateLimitHeaders(rate),
       });
     }
-    return { key, rate };
+    return { key, rate, clientAddress: () => this.clientAddress(request).parsed?.toString() ?? null };
   }
 
   private async refuse(keyId: string, limit: number, now: number, error: GatewayError): Promise<RefusedAfterKey> {

@@ -3,6 +3,20 @@
  * about 0.5–0.8 ms more per hop here).
  */
 import { Pool, type Dispatcher } from 'undici';
+import type { GatewayError } from '../shared/errors.ts';
+import { connectionFailed } from './upstream-errors.ts';
+
+const TRANSPORT_FAILURE = /ECONN|socket|UND_ERR|ENOTFOUND|EPIPE|other side closed/i;
+
+/**
+ * A failure of the connection to the provider (refused, reset, closed mid-answer) →
+ * 502 upstream_error; anything else is not a transport failure (undefined).
+ */
+export function transportFailure(thrown: unknown): GatewayError | undefined {
+  if (!(thrown instanceof Error)) return undefined;
+  const code = (thrown as { code?: unknown }).code;
+  return TRANSPORT_FAILURE.test(`${thrown.name} ${thrown.message} ${typeof code === 'string' ? code : ''}`) ? connectionFailed() : undefined;
+}
 
 export interface UpstreamResponse {
   status: number;

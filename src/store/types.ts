@@ -75,7 +75,7 @@ export interface LedgerEntry {
   createdAt: number;
 }
 
-export type JobStatus = 'running' | 'succeeded' | 'failed' | 'client_closed';
+export type JobStatus = 'running' | 'succeeded' | 'failed' | 'canceled';
 
 export interface JobRecord {
   id: string;
@@ -93,30 +93,8 @@ export interface JobRecord {
   finishedAt: number | null;
 }
 
-export interface NewHold {
-  jobId: string;
-  accountId: string;
-  keyId: string | null;
-  keyFamilyId: string | null;
-  kind: string;
-  model: string;
-  /** Micro-credits to reserve. */
-  amount: number;
-  at: number;
-  /** The gateway process that owns the run (crash recovery). */
-  instanceId: string;
-}
-
-export type HoldResult = { ok: true } | { ok: false; available: number };
-
-export interface Settlement {
-  /** Cost of the run in micro-credits; the charge is capped at the amount held. */
-  cost: number;
-  promptTokens: number;
-  completionTokens: number;
-  status: 'succeeded' | 'client_closed';
-  at: number;
-}
+export type { HoldResult, NewHold, Refund, Settlement } from './money-contract.ts';
+import type { HoldResult, NewHold, Refund, Settlement } from './money-contract.ts';
 
 export interface InstanceRecord {
   id: string;
@@ -157,7 +135,7 @@ export interface Store {
   /** Bills a running job and releases its hold; returns the amount charged (0 when the job was no longer running). */
   settle(jobId: string, settlement: Settlement): Promise<number>;
   /** Releases a running job's whole hold; false when the job was no longer running. */
-  refund(jobId: string, errorCode: string, at: number): Promise<boolean>;
+  refund(jobId: string, refund: Refund): Promise<boolean>;
   getJob(id: string): Promise<JobRecord | undefined>;
   /** Records that a gateway process is alive. */
   heartbeat(instance: { id: string; host: string; pid: number }, at: number): Promise<void>;

@@ -5,7 +5,7 @@ import { Kysely, Migrator, type Selectable, sql } from 'kysely';
 import type { Scope } from '../../shared/scopes.ts';
 import type {
   AccountPatch, AccountRecord, ApiKeyPatch, ApiKeyRecord, CreateKeyResult, HoldResult, JobRecord, JobStatus, LedgerEntry,
-  LedgerKind, NewAccount, NewHold, Settlement, Store, InstanceRecord,
+  LedgerKind, NewAccount, NewHold, Refund, Settlement, Store, InstanceRecord,
 } from '../types.ts';
 import { type Database, type Dialect, migrationProvider, type AccountsTable, type ApiKeysTable, type JobsTable } from './schema.ts';
 import { randomUUID } from 'node:crypto';
@@ -130,7 +130,7 @@ export class SqlStore implements Store {
         .executeTakeFirst();
       if (Number(reserved.numUpdatedRows) !== 1) {
         const account = await trx.selectFrom('accounts').select(['balance', 'held']).where('id', '=', hold.accountId).executeTakeFirst();
-        return { ok: false, available: account === undefined ? 0 : Number(account.balance) - Number(account.held) } as const;
+        return { ok: false, reason: 'insufficient_credits', available: account === undefined ? 0 : Number(account.balance) - Number(account.held) } as const;
       }
       await trx
         .insertInto('jobs')
@@ -156,7 +156,7 @@ export class SqlStore implements Store {
       const charged = Math.min(Math.max(0, settlement.cost), held);
       await trx
         .updateTable('jobs')
-        .set({ cost: charged, prompt_tokens: settlement.promptTokens, completion_tokens: settlement.completionTokens })
+        .set({ cost: charged, prompt_tokens: settlement.usage.prompt_tokens ?? null, completion_tokens: settlement.usage.completion_tokens ?? null })
         .where('id', '=', jobId)
         .execute();
       await trx
@@ -172,11 +172,11 @@ export class SqlStore implements Store {
     });
   }
 
-  async refund(jobId: string, errorCode: string, at: number): Promise<boolean> {
+  async refund(jobId: string, refund: Refund): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
-      const job = await this.closeJob(trx, jobId, 'failed', at, errorCode);
+      const job = await this.closeJob(trx, jobId, refund.status, refund.at, refund.errorCode);
       if (job === undefined) return false;
-      await this.release(trx, job, at);
+      await this.release(trx, job, refund.at);
       return true;
     });
   }
@@ -212,7 +212,7 @@ export class SqlStore implements Store {
     if (instanceIds.length === 0) return 0;
     const jobs = await this.db.selectFrom('jobs').select('id').where('status', '=', 'running').where('instance_id', 'in', instanceIds).execute();
     let refunded = 0;
-    for (const job of jobs) if (await this.refund(job.id, 'internal_error', at)) refunded++;
+    for (const job of jobs) if (await this.refund(job.id, { status: 'failed', errorCode: 'internal_error', at })) refunded++;
     return refunded;
   }
 

@@ -8,7 +8,7 @@
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import type { HoldResult, NewHold, Settlement } from '../types.ts';
+import type { HoldResult, NewHold, Refund, Settlement } from '../types.ts';
 import type { Database } from './schema.ts';
 import { SqlStore } from './sql-store.ts';
 import { startWalCheckpointer } from './wal-checkpointer.ts';
@@ -49,7 +49,7 @@ export class SqliteStore extends SqlStore {
        WHERE id = ? AND status = 'running' RETURNING account_id, key_id, key_family_id, held, cost`,
     );
     const closeRefunded = db.prepare(
-      `UPDATE jobs SET status = 'failed', finished_at = ?, error_code = ? WHERE id = ? AND status = 'running'
+      `UPDATE jobs SET status = ?, finished_at = ?, error_code = ? WHERE id = ? AND status = 'running'
        RETURNING account_id, key_id, key_family_id, held, cost`,
     );
     const charge = db.prepare('UPDATE accounts SET held = held - ?, balance = balance - ? WHERE id = ?');
@@ -57,25 +57,25 @@ export class SqliteStore extends SqlStore {
     const hold = db.transaction((h: NewHold): HoldResult => {
       if (reserve.run(h.amount, h.accountId, h.amount).changes !== 1) {
         const row = available.get(h.accountId) as { available: number } | undefined;
-        return { ok: false, available: row?.available ?? 0 };
+        return { ok: false, reason: 'insufficient_credits', available: row?.available ?? 0 };
       }
       insertJob.run(h.jobId, h.accountId, h.keyId, h.keyFamilyId, h.kind, h.model, h.amount, h.instanceId, h.at);
       insertLedger.run(h.accountId, h.keyId, h.keyFamilyId, h.jobId, 'hold', h.amount, h.at);
       return { ok: true };
     });
     const settle = db.transaction((jobId: string, s: Settlement): number => {
-      const job = closeSettled.get(s.status, s.at, s.cost, s.promptTokens, s.completionTokens, jobId) as JobMoney | undefined;
+      const job = closeSettled.get(s.status, s.at, s.cost, s.usage.prompt_tokens ?? null, s.usage.completion_tokens ?? null, jobId) as JobMoney | undefined;
       if (job === undefined) return 0;
       const charged = job.cost ?? 0;
       charge.run(job.held, charged, job.account_id);
       insertLedger.run(job.account_id, job.key_id, job.key_family_id, jobId, 'settle', charged, s.at);
       return charged;
     });
-    const refund = db.transaction((jobId: string, code: string, at: number): boolean => {
-      const job = closeRefunded.get(at, code, jobId) as JobMoney | undefined;
+    const refund = db.transaction((jobId: string, r: Refund): boolean => {
+      const job = closeRefunded.get(r.status, r.at, r.errorCode, jobId) as JobMoney | undefined;
       if (job === undefined) return false;
       charge.run(job.held, 0, job.account_id);
-      insertLedger.run(job.account_id, job.key_id, job.key_family_id, jobId, 'refund', job.held, at);
+      insertLedger.run(job.account_id, job.key_id, job.key_family_id, jobId, 'refund', job.held, r.at);
       return true;
     });
     const commitGroup = db.transaction((group: Pending[]) => {
@@ -140,7 +140,7 @@ export class SqliteStore extends SqlStore {
     return this.grouped(() => this.money.settle(jobId, settlement));
   }
 
-  override refund(jobId: string, errorCode: string, at: number): Promise<boolean> {
-    return this.grouped(() => this.money.refund(jobId, errorCode, at));
+  override refund(jobId: string, refund: Refund): Promise<boolean> {
+    return this.grouped(() => this.money.refund(jobId, refund));
   }
 }

@@ -1,0 +1,176 @@
+/**
+ * The paid-run core every billed route goes through:
+ *   quote (the route's) → one atomic hold with every limit (`admit`) → the run under one
+ *   abort signal (client close, provider timeout, key revoked or expired) → settle or
+ *   refund exactly once (`execute` guarantees it in a `finally`, panics included).
+ * It knows nothing of chat: a route gives it a quote in micro-credits, a run function,
+ * and the usage it measured, in whatever units it bills.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import { GatewayError, internalError, invalidApiKey } from '../shared/errors.ts';
+import type { HoldResult, JobKind, NewHold, Refund, Settlement, UsageUnits } from '../store/money-contract.ts';
+import { refusalError, type RefusalCodes } from './hold-refusal.ts';
+import type { InFlightRuns, StopReason } from './in-flight.ts';
+
+/** The store's money path, as the core uses it. */
+export interface MoneyPath {
+  hold(hold: NewHold): Promise<HoldResult>;
+  settle(jobId: string, settlement: Settlement): Promise<number>;
+  refund(jobId: string, refund: Refund): Promise<boolean>;
+}
+
+export interface PaidRunDeps {
+  money: MoneyPath;
+  inFlight: InFlightRuns;
+  instanceId: string;
+  providerTimeoutMs: number;
+  logger: FastifyBaseLogger;
+  now: () => number;
+}
+
+/** The key a run is charged to, as the access gate resolved it. */
+export interface PayingKey {
+  id: string;
+  familyId: string;
+  accountId: string;
+  expiresAt: number | null;
+}
+
+export interface AdmissionRequest {
+  jobId: string;
+  kind: JobKind;
+  /** The catalog slug that runs. */
+  model: string;
+  key: PayingKey;
+  /** The quote: the most this run can cost, in micro-credits. */
+  quote: number;
+  clientAddress: string | null;
+  /** False for fine-tuning (never counts toward key credit limits). */
+  countsTowardKeyLimits?: boolean;
+  /** The route's error codes and wording for a refused hold. */
+  refusal: RefusalCodes;
+}
+
+const STOP_ERRORS: Record<StopReason, () => GatewayError> = {
+  timeout: () => new GatewayError('provider_timeout', 'The model provider gave no answer in time. Nothing was charged; retry.'),
+  revoked: invalidApiKey,
+  client_closed: () => new GatewayError('client_closed_request', 'The client closed the request.'),
+};
+
+/** One admitted run: its abort signal, why it stopped, and its money outcome (settled or refunded once). */
+export class PaidRun {
+  private readonly controller = new AbortController();
+  private reason: StopReason | undefined;
+  private outcome: Promise<unknown> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly unregister: () => void;
+
+  constructor(readonly jobId: string, readonly quote: number, private readonly deps: PaidRunDeps, key: PayingKey) {
+    this.unregister = deps.inFlight.register(key.id, key.expiresAt, (why) => this.stop(why));
+    this.armTimeout();
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** Why the run was stopped early, if it was. */
+  get stopReason(): StopReason | undefined {
+    return this.reason;
+  }
+
+  /** True once the run is settled or refunded. */
+  get finished(): boolean {
+    return this.outcome !== undefined;
+  }
+
+  /** (Re)starts the provider wait; re-arming refreshes the one timer instead of making a new one per chunk. */
+  armTimeout(): void {
+    if (this.timer === undefined) this.timer = setTimeout(() => this.stop('timeout'), this.deps.providerTimeoutMs);
+    else this.timer.refresh();
+  }
+
+  stop(reason: StopReason): void {
+    if (this.reason !== undefined || this.outcome !== undefined) return;
+    this.reason = reason;
+    this.controller.abort();
+  }
+
+  /** The error to answer with: the stop reason's, else the thrown one, else an internal error (logged). */
+  errorFor(thrown: unknown): GatewayError {
+    if (this.reason !== undefined) return STOP_ERRORS[this.reason]();
+    if (thrown instanceof GatewayError) return thrown;
+    this.deps.logger.error({ err: thrown, jobId: this.jobId }, 'paid run failed');
+    return internalError();
+  }
+
+  /** Bills the usage (the charge is capped at the hold) and releases the rest. Only the first settle or refund counts. */
+  settle(cost: number, usage: UsageUnits, status: Settlement['status'] = 'succeeded', output?: unknown): Promise<number> {
+    if (this.outcome !== undefined) return Promise.resolve(0);
+    this.release();
+    const settlement: Settlement = { cost, usage, status, at: this.deps.now() };
+    if (output !== undefined) settlement.output = output;
+    const charged = this.deps.money.settle(this.jobId, settlement);
+    this.outcome = charged;
+    return charged;
+  }
+
+  /** Releases the whole hold. Only the first settle or refund counts. */
+  refund(errorCode: string, status: Refund['status'] = 'failed'): Promise<boolean> {
+    if (this.outcome !== undefined) return Promise.resolve(false);
+    this.release();
+    const refunded = this.deps.money.refund(this.jobId, { status, errorCode, at: this.deps.now() });
+    this.outcome = refunded;
+    return refunded;
+  }
+
+  /** Waits for the settle or refund to be durable. */
+  async done(): Promise<void> {
+    await this.outcome;
+  }
+
+  private release(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.unregister();
+  }
+}
+
+export class PaidRuns {
+  constructor(private readonly deps: PaidRunDeps) {}
+
+  /** The atomic hold with every limit; a refusal is thrown as the route's error and nothing is created. */
+  async admit(request: AdmissionRequest): Promise<PaidRun> {
+    const result = await this.deps.money.hold({
+      jobId: request.jobId,
+      accountId: request.key.accountId,
+      keyId: request.key.id,
+      keyFamilyId: request.key.familyId,
+      kind: request.kind,
+      model: request.model,
+      amount: request.quote,
+      at: this.deps.now(),
+      instanceId: this.deps.instanceId,
+      clientAddress: request.clientAddress,
+      countsTowardKeyLimits: request.countsTowardKeyLimits ?? true,
+    });
+    if (!result.ok) throw refusalError(result, request.quote, request.refusal, this.deps.now());
+    return new PaidRun(request.jobId, request.quote, this.deps, request.key);
+  }
+
+  /**
+   * Runs `work` under `run`. Exactly one settle or refund happens: the work settles or
+   * refunds itself; whatever it leaves open (a thrown error, a forgotten branch) is
+   * refunded here with the error it ended on.
+   */
+  async execute(run: PaidRun, work: (run: PaidRun) => Promise<void>): Promise<void> {
+    try {
+      await work(run);
+    } catch (thrown) {
+      if (!run.finished) await run.refund(run.errorFor(thrown).code);
+      else this.deps.logger.error({ err: thrown, jobId: run.jobId }, 'paid run failed after its money was settled');
+    } finally {
+      if (!run.finished) await run.refund('internal_error');
+      await run.done();
+    }
+  }
+}
