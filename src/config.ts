@@ -5,33 +5,32 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import type { ProviderId } from './catalog/catalog-file.ts';
 import { parseAddressList, type AddressMatcher } from './gate/address-match.ts';
+import { envNames, type ProviderDescriptor } from './providers/descriptor.ts';
+import { PROVIDERS, type DescribedProviderId } from './providers/descriptors.ts';
 
 /** The shipped catalog, from src/ (tsx) or from dist/src/ (compiled). */
 export const DEFAULT_CATALOG_FILE = [new URL('../catalog/models.json', import.meta.url), new URL('../../catalog/models.json', import.meta.url)]
   .map((url) => fileURLToPath(url))
   .find((path) => existsSync(path)) ?? fileURLToPath(new URL('../catalog/models.json', import.meta.url));
 
-const PUBLIC_BASE_URLS = {
-  provider_1: 'https://api.openai.com/v1',
-  provider_2: 'https://api.anthropic.com',
-  provider_3: 'https://generativelanguage.googleapis.com',
-  provider_7: 'https://api.deepseek.com',
-} as const;
-export type ConfiguredProvider = keyof typeof PUBLIC_BASE_URLS;
+/** A provider with an endpoint in the configuration: every provider with a descriptor. */
+export type ConfiguredProvider = DescribedProviderId;
 
 export interface ProviderEndpoint {
   baseUrl: string;
   apiKey: string | undefined;
 }
 
-export interface Config {
+export interface Config<Provider extends ProviderId = ConfiguredProvider> {
   port: number;
   host: string;
   databaseUrl: string;
   redisUrl: string | undefined;
   adminToken: string | undefined;
-  providers: Record<ConfiguredProvider, ProviderEndpoint>;
+  /** PROVIDER_N_BASE_URL and PROVIDER_N_API_KEY of every provider with a descriptor. */
+  providers: Record<Provider, ProviderEndpoint>;
   catalogFile: string;
   trustProxy: AddressMatcher | undefined;
   providerTimeoutMs: number;
@@ -59,14 +58,6 @@ const envSchema = z.object({
     .default('sqlite:./data/gateway.db'),
   REDIS_URL: z.string().regex(/^rediss?:\/\/.+/, 'must be redis://… or rediss://…').optional(),
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
-  PROVIDER_1_BASE_URL: url.default(PUBLIC_BASE_URLS.provider_1),
-  PROVIDER_2_BASE_URL: url.default(PUBLIC_BASE_URLS.provider_2),
-  PROVIDER_3_BASE_URL: url.default(PUBLIC_BASE_URLS.provider_3),
-  PROVIDER_7_BASE_URL: url.default(PUBLIC_BASE_URLS.provider_7),
-  PROVIDER_1_API_KEY: optionalString,
-  PROVIDER_2_API_KEY: optionalString,
-  PROVIDER_3_API_KEY: optionalString,
-  PROVIDER_7_API_KEY: optionalString,
   CATALOG_FILE: z.string().min(1).default(DEFAULT_CATALOG_FILE),
   TRUST_PROXY: optionalString,
   PROVIDER_TIMEOUT_MS: integer(1, 3_600_000).default(85_000),
@@ -78,18 +69,42 @@ const envSchema = z.object({
   BODY_LIMIT_BYTES: integer(1024, 512 * 1024 * 1024).default(32 * 1024 * 1024),
 });
 
+/** Each provider's endpoint variables, from its descriptor: `<PREFIX>_BASE_URL` (default: its public URL) and `<PREFIX>_API_KEY`. */
+function providerEnvSchema(descriptors: readonly ProviderDescriptor[]) {
+  const shape: Record<string, z.ZodType<string | undefined>> = {};
+  for (const descriptor of descriptors) {
+    const names = envNames(descriptor);
+    shape[names.baseUrl] = url.default(descriptor.defaultBaseUrl);
+    shape[names.apiKey] = optionalString;
+  }
+  return z.object(shape);
+}
+
+type Env = Record<string, string | undefined>;
+
 /** Reads the configuration; empty variables count as unset. */
-export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+export function loadConfig(env?: Env): Config;
+/** The same with another provider list (tests of a provider added by its descriptor alone). */
+export function loadConfig<D extends ProviderDescriptor>(env: Env, descriptors: readonly D[]): Config<D['id']>;
+export function loadConfig(env: Env = process.env, descriptors: readonly ProviderDescriptor[] = PROVIDERS): Config<ProviderId> {
   const cleaned: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
     if (value !== undefined && value !== '') cleaned[name] = value;
   }
   const parsed = envSchema.safeParse(cleaned);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
+  const parsedProviders = providerEnvSchema(descriptors).safeParse(cleaned);
+  if (!parsed.success || !parsedProviders.success) {
+    const issues = [...(parsed.error?.issues ?? []), ...(parsedProviders.error?.issues ?? [])];
+    const lines = issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  const p = parsedProviders.data;
+  const providers: Partial<Record<ProviderId, ProviderEndpoint>> = {};
+  for (const descriptor of descriptors) {
+    const names = envNames(descriptor);
+    providers[descriptor.id] = { baseUrl: stripSlash(p[names.baseUrl] as string), apiKey: p[names.apiKey] };
+  }
   let trustProxy: AddressMatcher | undefined;
   if (e.TRUST_PROXY !== undefined) {
     const list = parseAddressList(e.TRUST_PROXY.split(',').map((s) => s.trim()).filter((s) => s !== ''));
@@ -102,12 +117,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
     adminToken: e.ADMIN_TOKEN,
-    providers: {
-      provider_1: { baseUrl: stripSlash(e.PROVIDER_1_BASE_URL), apiKey: e.PROVIDER_1_API_KEY },
-      provider_2: { baseUrl: stripSlash(e.PROVIDER_2_BASE_URL), apiKey: e.PROVIDER_2_API_KEY },
-      provider_3: { baseUrl: stripSlash(e.PROVIDER_3_BASE_URL), apiKey: e.PROVIDER_3_API_KEY },
-      provider_7: { baseUrl: stripSlash(e.PROVIDER_7_BASE_URL), apiKey: e.PROVIDER_7_API_KEY },
-    },
+    providers: providers as Record<ProviderId, ProviderEndpoint>,
     catalogFile: e.CATALOG_FILE,
     trustProxy,
     providerTimeoutMs: e.PROVIDER_TIMEOUT_MS,

@@ -1,12 +1,12 @@
 /**
  * Providers for `npm run demo`: the protocol emulators, started in-process, one for
- * every chat provider the gateway has an adapter for, so a newcomer's first curl gets
- * an answer without any real provider key.
+ * every provider with a descriptor (each names the emulator that speaks its wire format),
+ * so a newcomer's first curl gets an answer without any real provider key.
  */
 import { startEmulator } from '../emulators/index.ts';
-import type { Emulator, EmulatorKind } from '../emulators/types.ts';
-import type { ChatProviderId } from './catalog/catalog-file.ts';
-import { defaultAdapters } from './providers/registry.ts';
+import type { Emulator } from '../emulators/types.ts';
+import { envNames, type ProviderDescriptor } from './providers/descriptor.ts';
+import { PROVIDERS } from './providers/descriptors.ts';
 
 export interface DemoProviders {
   env: Record<string, string>;
@@ -14,27 +14,19 @@ export interface DemoProviders {
   close(): Promise<void>;
 }
 
-const EMULATOR_OF: Record<ChatProviderId, EmulatorKind> = {
-  provider_1: 'openai',
-  provider_2: 'anthropic',
-  provider_3: 'gemini',
-  provider_7: 'deepseek',
-};
-
-export async function startDemoProviders(): Promise<DemoProviders> {
-  const providers = Object.keys(defaultAdapters()) as ChatProviderId[];
+export async function startDemoProviders(descriptors: readonly ProviderDescriptor[] = PROVIDERS): Promise<DemoProviders> {
   const env: Record<string, string> = {};
   const started: Emulator[] = [];
-  for (const provider of providers) {
-    const emulator = await startEmulator(EMULATOR_OF[provider]);
+  for (const descriptor of descriptors) {
+    const emulator = await startEmulator(descriptor.emulator);
     started.push(emulator);
-    const n = provider.slice('provider_'.length);
-    env[`PROVIDER_${n}_BASE_URL`] = emulator.baseUrl;
-    env[`PROVIDER_${n}_API_KEY`] = emulator.apiKey;
+    const names = envNames(descriptor);
+    env[names.baseUrl] = emulator.baseUrl;
+    env[names.apiKey] = emulator.apiKey;
   }
   return {
     env,
-    description: providers.map((p, i) => `${p} → ${EMULATOR_OF[p]} emulator at ${started[i]?.baseUrl ?? ''}`).join('; '),
+    description: descriptors.map((d, i) => `${d.id} → ${d.emulator} emulator at ${started[i]?.baseUrl ?? ''}`).join('; '),
     close: async () => {
       await Promise.all(started.map((e) => e.close()));
     },

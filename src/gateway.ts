@@ -8,13 +8,15 @@ import { registerAdminRoutes } from './admin/routes.ts';
 import { Catalog } from './catalog/catalog.ts';
 import { InFlightRuns } from './billing/in-flight.ts';
 import { PaidRuns } from './billing/paid-run.ts';
+import type { ProviderId } from './catalog/catalog-file.ts';
 import { registerChatRoute } from './chat/route.ts';
+import { chatProviderIds, describedProviderIds, PROVIDERS } from './providers/descriptors.ts';
 import { defaultAdapters, type AdapterTable } from './providers/registry.ts';
 import { UpstreamClient } from './providers/upstream-client.ts';
 import { randomUUID } from 'node:crypto';
 import { HEARTBEAT_MS, OrphanRecovery } from './billing/orphan-recovery.ts';
 import { registerCatalogRoutes } from './catalog/routes.ts';
-import type { Config } from './config.ts';
+import type { Config, ProviderEndpoint } from './config.ts';
 import { AccessGate } from './gate/access-gate.ts';
 import { KeyCache } from './gate/key-cache.ts';
 import { MemoryRateLimiter, type RateLimiter } from './gate/rate-limit/rate-limiter.ts';
@@ -50,8 +52,11 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.apiKey', 'authorization'], censor: '[redacted]' },
   });
   // The catalog is checked before anything else starts: a bad entry stops start-up.
+  const endpoints: Partial<Record<ProviderId, ProviderEndpoint>> = config.providers;
   const catalog = Catalog.fromFile(config.catalogFile, {
-    providerHasCredentials: (provider) => provider in config.providers && config.providers[provider as keyof Config['providers']].apiKey !== undefined,
+    chatProviders: chatProviderIds(PROVIDERS),
+    keyedProviders: describedProviderIds(PROVIDERS),
+    providerHasCredentials: (provider) => endpoints[provider]?.apiKey !== undefined,
   });
   const store = overrides.store ?? (await openStore(config.databaseUrl));
   const keyEvents = new KeyEvents();

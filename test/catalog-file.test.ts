@@ -3,10 +3,11 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { Catalog, CatalogError } from '../src/catalog/catalog.ts';
+import { chatProviderIds, describedProviderIds, PROVIDERS } from '../src/providers/descriptors.ts';
 import { chatEntry, imageEntry, writeCatalog } from './fixtures/catalog.ts';
 
 const run = promisify(execFile);
-const options = { providerHasCredentials: () => true };
+const options = { chatProviders: chatProviderIds(PROVIDERS), keyedProviders: describedProviderIds(PROVIDERS), providerHasCredentials: () => true };
 
 describe('catalog file validation', () => {
   it('a bad entry stops start-up with a message naming the entry and field', async () => {

@@ -1,10 +1,12 @@
 /** The shipped catalog holds what DECISIONS.md asks of it, and loads through the real start-up path. */
 import { describe, expect, it } from 'vitest';
 import { Catalog } from '../src/catalog/catalog.ts';
-import { CATEGORIES, CHAT_PROVIDERS } from '../src/catalog/catalog-file.ts';
+import { CATEGORIES } from '../src/catalog/catalog-file.ts';
 import { DEFAULT_CATALOG_FILE } from '../src/config.ts';
+import { chatProviderIds, describedProviderIds, PROVIDERS } from '../src/providers/descriptors.ts';
 
-const catalog = Catalog.fromFile(DEFAULT_CATALOG_FILE, { providerHasCredentials: () => true });
+const CHAT_PROVIDERS = chatProviderIds(PROVIDERS);
+const catalog = Catalog.fromFile(DEFAULT_CATALOG_FILE, { chatProviders: CHAT_PROVIDERS, keyedProviders: describedProviderIds(PROVIDERS), providerHasCredentials: () => true });
 const entries = catalog.models.map((m) => m.entry);
 
 describe('shipped catalog', () => {

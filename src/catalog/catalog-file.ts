@@ -18,10 +18,6 @@ export const PROVIDERS = [
 ] as const;
 export type ProviderId = (typeof PROVIDERS)[number];
 
-/** Providers whose wire protocol the chat route speaks. */
-export const CHAT_PROVIDERS = ['provider_1', 'provider_2', 'provider_3', 'provider_7'] as const;
-export type ChatProviderId = (typeof CHAT_PROVIDERS)[number];
-
 /** "S" parameters of the spec's per-provider table that a model may take. */
 export const OPTIONAL_CHAT_PARAMS = [
   'temperature', 'top_p', 'frequency_penalty', 'presence_penalty',

@@ -3,7 +3,7 @@
  * message naming it), availability derived once, and look-ups by slug or provider model id.
  */
 import { readFileSync } from 'node:fs';
-import { catalogFileSchema, CHAT_PROVIDERS, type CatalogEntry, type ProviderId } from './catalog-file.ts';
+import { catalogFileSchema, type CatalogEntry, type ProviderId } from './catalog-file.ts';
 import { tokenPrices, type TokenPrices } from './pricing.ts';
 
 export class CatalogError extends Error {}
@@ -17,13 +17,15 @@ export interface CatalogModel {
   prices: TokenPrices | undefined;
 }
 
+/** What the catalog must know of the providers (their descriptors, a higher layer, pass it in). */
 export interface CatalogOptions {
-  /** Providers with credentials configured; a model of a configured-protocol provider without them cannot run. */
+  /** Providers whose chat protocol the gateway speaks: only their models may carry chat routing facts. */
+  chatProviders: readonly ProviderId[];
+  /** Providers the gateway sends requests to itself: their models cannot run without credentials. */
+  keyedProviders: readonly ProviderId[];
+  /** Providers with credentials configured. */
   providerHasCredentials: (provider: ProviderId) => boolean;
 }
-
-/** Providers whose requests this gateway sends itself: they need an API key to run. */
-const KEYED_PROVIDERS: readonly ProviderId[] = CHAT_PROVIDERS;
 
 export class Catalog {
   readonly models: readonly CatalogModel[];
@@ -74,7 +76,7 @@ export class Catalog {
       throw new CatalogError(`Catalog ${source} is invalid at ${where}: ${issue?.message ?? 'invalid'}`);
     }
     const entries = parsed.data.models;
-    checkReferences(entries, source);
+    checkReferences(entries, options, source);
     return new Catalog(entries.map((entry) => derive(entry, options)), parsed.data.prices_checked_at);
   }
 
@@ -108,13 +110,13 @@ function derive(entry: CatalogEntry, options: CatalogOptions): CatalogModel {
   if (lifecycle?.status === 'duplicate') return model(`Duplicate entry of ${lifecycle.duplicate_of}.`, lifecycle.duplicate_of);
   if (entry.pricing === null) return model('Not priced yet.', entry.unavailable?.use_instead);
   if (entry.unavailable !== undefined) return model(entry.unavailable.reason, entry.unavailable.use_instead);
-  if (KEYED_PROVIDERS.includes(entry.provider) && !options.providerHasCredentials(entry.provider)) {
+  if (options.keyedProviders.includes(entry.provider) && !options.providerHasCredentials(entry.provider)) {
     return model(`The gateway has no API key configured for ${entry.provider}.`);
   }
   return model(undefined);
 }
 
-function checkReferences(entries: CatalogEntry[], source: string): void {
+function checkReferences(entries: CatalogEntry[], options: CatalogOptions, source: string): void {
   const slugs = new Set<string>();
   entries.forEach((entry, index) => {
     const fail = (field: string, message: string) => {
@@ -122,8 +124,8 @@ function checkReferences(entries: CatalogEntry[], source: string): void {
     };
     if (slugs.has(entry.slug)) fail('slug', 'duplicate slug');
     slugs.add(entry.slug);
-    if (entry.chat !== undefined && !(CHAT_PROVIDERS as readonly string[]).includes(entry.provider)) {
-      fail('chat', `only ${CHAT_PROVIDERS.join(', ')} models can have chat routing facts`);
+    if (entry.chat !== undefined && !options.chatProviders.includes(entry.provider)) {
+      fail('chat', `only ${options.chatProviders.join(', ')} models can have chat routing facts`);
     }
     if (entry.chat !== undefined && entry.pricing !== null && entry.pricing.unit !== 'per_token') fail('pricing.unit', 'chat models are priced per_token');
     if (entry.embedding !== undefined && entry.category !== 'embedding') fail('embedding', 'only embedding models have embedding facts');

@@ -3,22 +3,13 @@
  * "Content-part support per provider"), before any cost. Every refused part is 400
  * unsupported_content naming the message and part. Returns what the hold must count.
  */
-import type { ChatProviderId, ChatRouting } from '../catalog/catalog-file.ts';
+import type { ChatRouting } from '../catalog/catalog-file.ts';
+import { chatTable, PROVIDERS, type ChatProviderId } from '../providers/descriptors.ts';
 import { GatewayError } from '../shared/errors.ts';
 import type { ChatMessage } from '../shared/chat-wire.ts';
 
-interface PartSupport {
-  httpsImages: boolean;
-  dataImages: boolean;
-  pdfs: boolean;
-}
-
-const SUPPORT: Record<ChatProviderId, PartSupport> = {
-  provider_1: { httpsImages: true, dataImages: true, pdfs: true },
-  provider_2: { httpsImages: true, dataImages: true, pdfs: true },
-  provider_3: { httpsImages: false, dataImages: true, pdfs: true },
-  provider_7: { httpsImages: false, dataImages: false, pdfs: false },
-};
+/** The spec's content-part support row of each chat provider, from its descriptor. */
+const SUPPORT = chatTable(PROVIDERS, (chat) => chat.content);
 
 const IMAGE_DATA_URL = /^data:image\/(png|jpeg|jpg|gif|webp);base64,/i;
 const PDF_DATA_URL = /^data:application\/pdf;base64,/i;

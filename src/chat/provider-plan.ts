@@ -3,27 +3,16 @@
  * per-provider F/S/D table and the model's routing facts. Everything dropped is
  * named for X-Service-Ignored-Params.
  */
-import type { ChatProviderId, OptionalChatParam } from '../catalog/catalog-file.ts';
+import type { OptionalChatParam, ProviderId } from '../catalog/catalog-file.ts';
 import type { CatalogModel } from '../catalog/catalog.ts';
 import type { ProviderCall } from '../providers/adapter.ts';
+import { PLANNED_PARAMS, type ParamColumn } from '../providers/descriptor.ts';
+import { chatTable, PROVIDERS, type ChatProviderId } from '../providers/descriptors.ts';
 import type { ChatRequest } from './chat-request.ts';
 
-/** F: forwarded; S: forwarded when the model takes it; D: dropped. */
-type Cell = 'F' | 'S' | 'D';
-type PlannedParam = 'temperature' | 'top_p' | 'seed' | 'frequency_penalty' | 'presence_penalty' | 'logit_bias' | 'parallel_tool_calls' | 'user' | 'reasoning_effort' | 'verbosity';
-
-const TABLE: Record<PlannedParam, Record<ChatProviderId, Cell>> = {
-  temperature: { provider_1: 'S', provider_2: 'S', provider_3: 'F', provider_7: 'F' },
-  top_p: { provider_1: 'S', provider_2: 'S', provider_3: 'F', provider_7: 'F' },
-  seed: { provider_1: 'F', provider_2: 'D', provider_3: 'F', provider_7: 'D' },
-  frequency_penalty: { provider_1: 'S', provider_2: 'D', provider_3: 'F', provider_7: 'F' },
-  presence_penalty: { provider_1: 'S', provider_2: 'D', provider_3: 'F', provider_7: 'F' },
-  logit_bias: { provider_1: 'S', provider_2: 'D', provider_3: 'D', provider_7: 'D' },
-  parallel_tool_calls: { provider_1: 'F', provider_2: 'F', provider_3: 'D', provider_7: 'D' },
-  user: { provider_1: 'F', provider_2: 'D', provider_3: 'D', provider_7: 'D' },
-  reasoning_effort: { provider_1: 'S', provider_2: 'D', provider_3: 'D', provider_7: 'D' },
-  verbosity: { provider_1: 'S', provider_2: 'D', provider_3: 'D', provider_7: 'D' },
-};
+/** The spec's table: each chat provider's column, written as literal rows in its descriptor. */
+export type PlanTable = Partial<Record<ProviderId, ParamColumn>>;
+const TABLE: PlanTable = chatTable(PROVIDERS, (chat) => chat.params);
 
 export const DEFAULT_MAX_TOKENS = 4096;
 
@@ -34,10 +23,13 @@ export interface ProviderPlan {
   ignored: string[];
 }
 
-export function planProviderCall(request: ChatRequest, model: CatalogModel): ProviderPlan {
+export function planProviderCall(request: ChatRequest, model: CatalogModel, table: PlanTable = TABLE): ProviderPlan {
   const entry = model.entry;
   const routing = entry.chat;
   if (routing === undefined) throw new Error(`planProviderCall: ${entry.slug} has no chat routing facts`);
+  const column = table[entry.provider];
+  // The catalog lets chat routing facts only on chat providers, so this is a wiring error.
+  if (column === undefined) throw new Error(`planProviderCall: ${entry.provider} has no chat descriptor`);
   const provider = entry.provider as ChatProviderId;
   const requested = request.maxTokens ?? DEFAULT_MAX_TOKENS;
   const call: ProviderCall = {
@@ -53,10 +45,10 @@ export function planProviderCall(request: ChatRequest, model: CatalogModel): Pro
   if (request.response_format !== undefined) call.response_format = request.response_format;
 
   const ignored = [...request.ignored];
-  for (const name of Object.keys(TABLE) as PlannedParam[]) {
+  for (const name of PLANNED_PARAMS) {
     const value = request[name];
     if (value === undefined) continue;
-    const cell = TABLE[name][provider];
+    const cell = column[name];
     const takes = cell === 'F' || (cell === 'S' && routing.params.includes(name as OptionalChatParam));
     // Models that refuse temperature and top_p together keep temperature.
     const excluded = name === 'top_p' && routing.exclusive_sampling && call.temperature !== undefined;

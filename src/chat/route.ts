@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import type { PaidRuns } from '../billing/paid-run.ts';
 import type { RefusalCodes } from '../billing/hold-refusal.ts';
 import type { Catalog } from '../catalog/catalog.ts';
-import type { ChatProviderId } from '../catalog/catalog-file.ts';
+import type { ChatProviderId } from '../providers/descriptors.ts';
 import type { Config } from '../config.ts';
 import { answerHeaders } from '../http/answer-headers.ts';
 import type { AdapterTable } from '../providers/registry.ts';

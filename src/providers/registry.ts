@@ -1,17 +1,16 @@
-/** Which adapter speaks for which chat provider: a table, never an `if (provider === …)`. */
-import type { ChatProviderId } from '../catalog/catalog-file.ts';
+/** Which adapter speaks for which chat provider: derived from the descriptors, never an `if (provider === …)`. */
+import type { ProviderId } from '../catalog/catalog-file.ts';
 import type { ProviderAdapter } from './adapter.ts';
-import { AnthropicAdapter } from './anthropic/adapter.ts';
-import { GeminiAdapter } from './gemini/adapter.ts';
-import { OpenAiCompatibleAdapter } from './openai-compatible/adapter.ts';
+import type { ProviderDescriptor } from './descriptor.ts';
+import { chatTable, PROVIDERS } from './descriptors.ts';
 
-export type AdapterTable = Partial<Record<ChatProviderId, ProviderAdapter>>;
+export type AdapterTable = Partial<Record<ProviderId, ProviderAdapter>>;
+
+/** A new adapter for every chat provider of `list`. */
+export function adaptersOf(list: readonly ProviderDescriptor[]): AdapterTable {
+  return chatTable(list, (chat) => chat.adapter());
+}
 
 export function defaultAdapters(): AdapterTable {
-  return {
-    provider_1: new OpenAiCompatibleAdapter({ replayReasoning: false, abortedFinishReasons: [], thinkingSwitch: false }),
-    provider_2: new AnthropicAdapter(),
-    provider_3: new GeminiAdapter(),
-    provider_7: new OpenAiCompatibleAdapter({ replayReasoning: true, abortedFinishReasons: ['insufficient_system_resource'], thinkingSwitch: true }),
-  };
+  return adaptersOf(PROVIDERS);
 }

@@ -1,0 +1,27 @@
+/** provider_1: the OpenAI Chat Completions (and, later, Embeddings) protocol. */
+import type { ProviderDescriptor } from '../descriptor.ts';
+import { OpenAiCompatibleAdapter } from '../openai-compatible/adapter.ts';
+
+export const provider1 = {
+  id: 'provider_1',
+  displayName: 'OpenAI',
+  envPrefix: 'PROVIDER_1',
+  defaultBaseUrl: 'https://api.openai.com/v1',
+  emulator: 'openai',
+  chat: {
+    adapter: () => new OpenAiCompatibleAdapter({ replayReasoning: false, abortedFinishReasons: [], thinkingSwitch: false }),
+    params: {
+      temperature: 'S',
+      top_p: 'S',
+      seed: 'F',
+      frequency_penalty: 'S',
+      presence_penalty: 'S',
+      logit_bias: 'S',
+      parallel_tool_calls: 'F',
+      user: 'F',
+      reasoning_effort: 'S',
+      verbosity: 'S',
+    },
+    content: { httpsImages: true, dataImages: true, pdfs: true },
+  },
+} satisfies ProviderDescriptor;
