@@ -9,6 +9,9 @@ import { Catalog } from './catalog/catalog.ts';
 import { InFlightRuns } from './billing/in-flight.ts';
 import { PaidRuns } from './billing/paid-run.ts';
 import { registerChatRoute } from './chat/route.ts';
+import { registerEmbeddingsRoute } from './embeddings/route.ts';
+import { registerJobsRoute } from './jobs/route.ts';
+import { defaultEmbeddingsAdapters, type EmbeddingsAdapterTable } from './providers/embeddings-registry.ts';
 import { defaultAdapters, type AdapterTable } from './providers/registry.ts';
 import { UpstreamClient } from './providers/upstream-client.ts';
 import { randomUUID } from 'node:crypto';
@@ -39,6 +42,7 @@ export interface GatewayOverrides {
   store?: Store;
   rateLimiter?: RateLimiter;
   adapters?: AdapterTable;
+  embeddingsAdapters?: EmbeddingsAdapterTable;
   /** Extra routes registered before the server is ready (tests of the paid-run core). */
   routes?: (app: FastifyInstance, services: { runs: PaidRuns; store: Store; catalog: Catalog }) => void;
 }
@@ -78,6 +82,8 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     now: Date.now,
   });
   registerChatRoute(app, { catalog, config, upstream, runs, adapters: overrides.adapters ?? defaultAdapters() });
+  registerEmbeddingsRoute(app, { catalog, config, upstream, runs, adapters: overrides.embeddingsAdapters ?? defaultEmbeddingsAdapters() });
+  registerJobsRoute(app, { store, gate });
   overrides.routes?.(app, { runs, store, catalog });
   registerUnbuiltRoutes(app, UNBUILT_ROUTES.filter((r) => r.scope !== 'chat'));
   if (config.adminToken !== undefined) await registerAdminRoutes(app, { adminToken: config.adminToken, store, keys });
