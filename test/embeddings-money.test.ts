@@ -98,7 +98,7 @@ describe('billing to the micro-credit', () => {
     expect(r.status).toBe(200);
     const real = countTokens(text);
     expect(r.json.usage.prompt_tokens).toBe(real);
-    const [[, held], [, settled]] = (await jobLedger(accountId, r.headers['x-job-id'] as string)) as [string, number][];
+    const [[, held], [, settled]] = (await jobLedger(accountId, r.headers['x-job-id'] as string)) as [[string, number], [string, number]];
     expect(held).toBeGreaterThanOrEqual(real * SMALL_MICRO_PER_TOKEN);
     expect(held).toBeLessThanOrEqual((real + 2) * SMALL_MICRO_PER_TOKEN);
     expect(settled).toBe(real * SMALL_MICRO_PER_TOKEN);
