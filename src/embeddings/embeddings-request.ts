@@ -89,11 +89,14 @@ export interface RunnableEmbeddings extends PreparedEmbeddings {
   prices: TokenPrices;
 }
 
-/** The catalog's embedding models this route runs: those with embedding facts whose provider has an embeddings adapter. */
-export function runnableSlugs(catalog: Catalog, adapters: EmbeddingsAdapterTable): string[] {
-  return catalog.models
-    .filter((m) => m.entry.category === 'embedding' && m.entry.embedding !== undefined && adapters[m.entry.provider] !== undefined)
-    .map((m) => m.entry.slug);
+/** The route runs the catalog's embedding models that have embedding facts and whose provider has an embeddings adapter. */
+function runsHere(model: CatalogModel, adapters: EmbeddingsAdapterTable): boolean {
+  return model.entry.category === 'embedding' && model.entry.embedding !== undefined && adapters[model.entry.provider] !== undefined;
+}
+
+/** The models to name when another is asked for: those the route runs that are available now. */
+function allowedModels(catalog: Catalog, adapters: EmbeddingsAdapterTable): string {
+  return catalog.models.filter((m) => m.available && runsHere(m, adapters)).map((m) => m.entry.slug).join(', ');
 }
 
 export function inputCount(input: EmbeddingsInput): number {
@@ -117,7 +120,7 @@ export function prepareEmbeddings(body: unknown, catalog: Catalog, adapters: Emb
   const facts = model.entry.embedding;
   const adapter = adapters[model.entry.provider];
   if (facts === undefined || adapter === undefined) {
-    const allowed = `Allowed models: ${runnableSlugs(catalog, adapters).join(', ')}.`;
+    const allowed = `Allowed models: ${allowedModels(catalog, adapters)}.`;
     throw new GatewayError('validation_failed', `model: '${request.model}' does not run on the embeddings route. ${allowed}`, {
       param: 'model',
       details: { formErrors: [], fieldErrors: { model: [allowed] } },

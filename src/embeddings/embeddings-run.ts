@@ -41,16 +41,27 @@ function tokenIdsIn(input: EmbeddingsInput): number {
   return (input as number[][]).reduce((n, ids) => n + ids.length, 0);
 }
 
-/** The hold: input tokens by a real tokenizer (token ids as they are) at the model's input price. */
-export async function quoteEmbeddings(job: RunnableEmbeddings): Promise<{ inputTokens: number; quote: number }> {
-  const inputTokens = (await countTextTokens(textsOf(job.request.input))) + tokenIdsIn(job.request.input);
-  return { inputTokens, quote: tokenCost(job.prices, inputTokens, 0) };
+export interface QuotedEmbeddings extends RunnableEmbeddings {
+  /** Input tokens by a real tokenizer (token ids as they are): what is held. */
+  inputTokens: number;
+  /** The hold in micro-credits. */
+  quote: number;
 }
 
-/** Where the provider reports no usage: about 4 characters per token (DECISIONS.md Billing), token ids as they are. */
-function estimatedTokens(input: EmbeddingsInput): number {
-  const chars = textsOf(input).reduce((n, text) => n + text.length, 0);
-  return Math.ceil(chars / 4) + tokenIdsIn(input);
+/** The hold: input tokens by a real tokenizer (token ids as they are) at the model's input price. */
+export async function quoteEmbeddings(job: RunnableEmbeddings): Promise<QuotedEmbeddings> {
+  const inputTokens = (await countTextTokens(textsOf(job.request.input))) + tokenIdsIn(job.request.input);
+  return { ...job, inputTokens, quote: tokenCost(job.prices, inputTokens, 0) };
+}
+
+/**
+ * Where the provider reports no usage: about 4 characters per token (DECISIONS.md
+ * Billing), token ids as they are, never above what was held (the charge is capped
+ * there anyway, and the usage shown is what was billed).
+ */
+function estimatedTokens(job: QuotedEmbeddings): number {
+  const chars = textsOf(job.request.input).reduce((n, text) => n + text.length, 0);
+  return Math.min(job.inputTokens, Math.ceil(chars / 4) + tokenIdsIn(job.request.input));
 }
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -90,12 +101,12 @@ async function callProvider(run: PaidRun, job: RunnableEmbeddings, deps: Embeddi
 }
 
 /** The run: answered and settled, or failed and refunded in full (the error to answer with). */
-export async function runEmbeddings(run: PaidRun, job: RunnableEmbeddings, deps: EmbeddingsRunDeps): Promise<EmbeddingsOutcome> {
+export async function runEmbeddings(run: PaidRun, job: QuotedEmbeddings, deps: EmbeddingsRunDeps): Promise<EmbeddingsOutcome> {
   try {
     const embeddings = await callProvider(run, job, deps);
     if (run.stopReason !== undefined) throw new Error('stopped');
     checkVectors(embeddings.vectors, job);
-    const promptTokens = embeddings.promptTokens ?? estimatedTokens(job.request.input);
+    const promptTokens = embeddings.promptTokens ?? estimatedTokens(job);
     await run.settle(
       tokenCost(job.prices, promptTokens, 0),
       { prompt_tokens: promptTokens, total_tokens: promptTokens },

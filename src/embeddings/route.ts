@@ -44,21 +44,21 @@ export function registerEmbeddingsRoute(app: FastifyInstance, deps: EmbeddingsRo
     const job = checkRunnable(prepared);
     const endpoint = (deps.config.providers as Partial<Record<string, ProviderEndpoint>>)[job.model.entry.provider];
     if (endpoint === undefined) throw new GatewayError('model_unavailable', `The model '${job.request.model}' cannot run now: its provider is not configured.`, { param: 'model' });
-    const { quote } = await quoteEmbeddings(job);
+    const quoted = await quoteEmbeddings(job);
     const key = pass.key.record;
     const run = await deps.runs.admit({
       jobId: randomUUID(),
       kind: 'embeddings',
       model: job.model.entry.slug,
       key: { id: key.id, familyId: key.familyId, accountId: key.accountId, expiresAt: key.expiresAt },
-      quote,
+      quote: quoted.quote,
       clientAddress: pass.clientAddress(),
       refusal: EMBEDDINGS_REFUSAL,
     });
     reply.header('x-job-id', run.jobId);
     let outcome: EmbeddingsOutcome | undefined;
     await deps.runs.execute(run, async (paid) => {
-      outcome = await runEmbeddings(paid, job, { upstream: deps.upstream, endpoint, logger: request.log });
+      outcome = await runEmbeddings(paid, quoted, { upstream: deps.upstream, endpoint, logger: request.log });
     });
     if (outcome === undefined) throw internalError();
     if (!outcome.ok) throw outcome.error;
