@@ -7,7 +7,7 @@
  * the model can run now (503 model_unavailable) and at most 2,000,000 values (413).
  */
 import { z } from 'zod';
-import type { Catalog, CatalogModel } from '../catalog/catalog.ts';
+import { modelUnavailable, type Catalog, type CatalogModel } from '../catalog/catalog.ts';
 import type { TokenPrices } from '../catalog/pricing.ts';
 import { parseStrictBody } from '../http/strict-body.ts';
 import type { EmbeddingsAdapter } from '../providers/embeddings-adapter.ts';
@@ -143,11 +143,7 @@ export function prepareEmbeddings(body: unknown, catalog: Catalog, adapters: Emb
 /** The generation step's checks before the hold: the model can run now, and the answer stays within the values limit. */
 export function checkRunnable(prepared: PreparedEmbeddings): RunnableEmbeddings {
   const { model } = prepared;
-  if (!model.available || model.prices === undefined) {
-    const reason = model.unavailableReason ?? 'It has no price.';
-    const instead = model.useInstead === undefined ? '' : ` Use '${model.useInstead}' instead.`;
-    throw new GatewayError('model_unavailable', `The model '${prepared.request.model}' cannot run now. ${reason}${instead}`, { param: 'model' });
-  }
+  if (!model.available || model.prices === undefined) throw modelUnavailable(prepared.request.model, model);
   const values = prepared.count * prepared.dimensions;
   if (values > MAX_EMBEDDING_VALUES) {
     throw new GatewayError(
