@@ -427,7 +427,8 @@ describe('openai (provider_1)', () => {
     expect(data[0]?.embedding).toHaveLength(1536);
     const norm = Math.sqrt((data[0]?.embedding ?? []).reduce((s, x) => s + x * x, 0));
     expect(norm).toBeCloseTo(1, 4);
-    expect(at(a, 'usage')).toEqual({ prompt_tokens: Math.ceil(11 / 4) + Math.ceil(5 / 4), total_tokens: Math.ceil(11 / 4) + Math.ceil(5 / 4) });
+    // cl100k_base, as OpenAI counts these models: 'hello world' is 2 tokens, 'other' 1.
+    expect(at(a, 'usage')).toEqual({ prompt_tokens: 3, total_tokens: 3 });
     const again = j((await post({ model: 'text-embedding-3-small', input: 'hello world' })).text);
     expect(at(again, 'data', 0, 'embedding')).toEqual(data[0]?.embedding);
     expect(at(j((await post({ model: 'text-embedding-3-large', input: 'x' })).text), 'data', 0, 'embedding')).toHaveLength(3072);
@@ -440,6 +441,25 @@ describe('openai (provider_1)', () => {
     expect((await post({ model: 'text-embedding-3-small', input: '' })).status).toBe(400);
     e.enqueue({ kind: 'embedding', dimensions: 8 });
     expect(at(j((await post({ model: 'text-embedding-3-small', input: 'x' })).text), 'data', 0, 'embedding')).toHaveLength(8);
+  });
+
+  it('embeddings: scripted answers (fewer vectors, reported usage, no usage) and the token limits', async () => {
+    const e = emus.openai;
+    const post = (body: Json) => send({ url: `${e.baseUrl}/embeddings`, headers: { authorization: 'Bearer emu-key' }, body });
+    e.enqueue({ kind: 'embedding', vectors: 1, usage: 7 });
+    const short = j((await post({ model: 'text-embedding-3-small', input: ['a', 'b', 'c'] })).text);
+    expect(short.data).toHaveLength(1);
+    expect(short.usage).toEqual({ prompt_tokens: 7, total_tokens: 7 });
+    e.enqueue({ kind: 'embedding', usage: 'none' });
+    expect(j((await post({ model: 'text-embedding-3-small', input: 'a' })).text)).not.toHaveProperty('usage');
+    expect(j((await post({ model: 'text-embedding-3-small', input: [[1, 2, 3], [4]] })).text).usage).toEqual({ prompt_tokens: 4, total_tokens: 4 });
+    const long = await post({ model: 'text-embedding-3-small', input: 'word '.repeat(9000) });
+    expect(long.status).toBe(400);
+    expect(j(long.text)).toMatchObject({ error: { message: expect.stringMatching(/maximum context length is 8192 tokens/) } });
+    const many = await post({ model: 'text-embedding-3-small', input: Array.from({ length: 2049 }, () => 'a') });
+    expect(many.status).toBe(400);
+    const total = await post({ model: 'text-embedding-3-small', input: Array.from({ length: 40 }, () => 'word '.repeat(8000)) });
+    expect(j(total.text)).toMatchObject({ error: { code: 'max_tokens_per_request' } });
   });
 });
 

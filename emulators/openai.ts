@@ -5,8 +5,9 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import { JSON_TYPE, jsonReply, maskKey, startServer, type Exchange, type Picked, type ProtocolImpl, type Reply } from './core.ts';
 import { openAIScenarioError, openAIStyleHandler, type OpenAIDialect, type OpenAIErrorObject, type Rejection } from './openai-core.ts';
+import { countTokens } from 'gpt-tokenizer/encoding/cl100k_base';
 import type { Emulator, ScenarioUsage, StartOptions } from './types.ts';
-import { float32Base64, isRecord, randomId, tokensFor, unitVector } from './util.ts';
+import { float32Base64, isRecord, randomId, unitVector } from './util.ts';
 
 const FINGERPRINT = 'fp_emu0openai';
 
@@ -143,6 +144,10 @@ const EMBEDDING_DIMS: Record<string, number> = {
   'text-embedding-3-large': 3072,
   'text-embedding-ada-002': 1536,
 };
+/** providers.md §1: ≤ 2048 inputs, ≤ 8192 tokens each, ≤ 300k tokens per request. */
+const EMBEDDING_MAX_INPUTS = 2048;
+const EMBEDDING_MAX_INPUT_TOKENS = 8192;
+const EMBEDDING_MAX_REQUEST_TOKENS = 300_000;
 
 function embeddings(ex: Exchange, body: Record<string, unknown>, take: () => Picked): Reply {
   const headers = responseHeaders(JSON_TYPE);
@@ -154,27 +159,31 @@ function embeddings(ex: Exchange, body: Record<string, unknown>, take: () => Pic
   if (input === undefined || input === null) return fail("'input' is a required property");
   const invalidInput = "'$.input' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference.";
 
-  // Normalise to seeds (text or token lists) and count tokens.
+  // Normalise to seeds (text or token lists) and count each input's tokens (cl100k_base, as OpenAI bills these models).
   const seeds: string[] = [];
-  let tokens = 0;
+  const counts: number[] = [];
+  const text = (item: string) => {
+    seeds.push(item);
+    counts.push(countTokens(item));
+  };
+  const ids = (item: number[]) => {
+    seeds.push(item.join(','));
+    counts.push(item.length);
+  };
   if (typeof input === 'string') {
     if (input === '') return fail(invalidInput);
-    seeds.push(input);
-    tokens += tokensFor(input.length);
+    text(input);
   } else if (Array.isArray(input)) {
-    if (input.length === 0 || input.length > 2048) return fail(invalidInput);
+    if (input.length === 0 || input.length > EMBEDDING_MAX_INPUTS) return fail(invalidInput);
     if (input.every((x) => typeof x === 'number')) {
-      seeds.push(input.join(','));
-      tokens += input.length;
+      ids(input as number[]);
     } else {
       for (const item of input) {
         if (typeof item === 'string') {
           if (item === '') return fail(invalidInput);
-          seeds.push(item);
-          tokens += tokensFor(item.length);
+          text(item);
         } else if (Array.isArray(item) && item.length > 0 && item.every((x) => typeof x === 'number')) {
-          seeds.push(item.join(','));
-          tokens += item.length;
+          ids(item as number[]);
         } else {
           return fail(invalidInput);
         }
@@ -182,6 +191,14 @@ function embeddings(ex: Exchange, body: Record<string, unknown>, take: () => Pic
     }
   } else {
     return fail(invalidInput);
+  }
+  const longest = Math.max(...counts);
+  if (longest > EMBEDDING_MAX_INPUT_TOKENS) {
+    return fail(`This model's maximum context length is ${EMBEDDING_MAX_INPUT_TOKENS} tokens, however you requested ${longest} tokens (${longest} in your prompt; 0 for the completion). Please reduce your prompt; or completion length.`);
+  }
+  const tokens = counts.reduce((a, b) => a + b, 0);
+  if (tokens > EMBEDDING_MAX_REQUEST_TOKENS) {
+    return fail(`Requested ${tokens} tokens, max ${EMBEDDING_MAX_REQUEST_TOKENS} tokens per request`, null, 'max_tokens_per_request');
   }
 
   const native = EMBEDDING_DIMS[model] ?? 1536;
@@ -200,12 +217,15 @@ function embeddings(ex: Exchange, body: Record<string, unknown>, take: () => Pic
     if (s.kind === 'hang') return { type: 'hang' };
     if (s.kind === 'error') return openAIScenarioError(openAIDialect, s, model, picked);
   }
-  const dims = s !== null && s.kind === 'embedding' && s.dimensions !== undefined ? s.dimensions : typeof requested === 'number' ? requested : native;
-  const data = seeds.map((seed, index) => {
+  const scripted = s !== null && s.kind === 'embedding' ? s : undefined;
+  const dims = scripted?.dimensions ?? (typeof requested === 'number' ? requested : native);
+  const data = seeds.slice(0, scripted?.vectors ?? seeds.length).map((seed, index) => {
     const v = unitVector(seed, dims);
     return { object: 'embedding', index, embedding: format === 'base64' ? float32Base64(v) : v };
   });
-  const out = { object: 'list', data, model, usage: { prompt_tokens: tokens, total_tokens: tokens } };
+  const reported = scripted?.usage ?? tokens;
+  const out: Record<string, unknown> = { object: 'list', data, model };
+  if (reported !== 'none') out.usage = { prompt_tokens: reported, total_tokens: reported };
   return { ...jsonReply(200, out, headers, picked.opts), cut: s !== null && s.kind === 'cut' };
 }
 

@@ -66,7 +66,15 @@ export type Scenario =
   | { kind: 'cut'; afterChunks: number; text?: string }
   | { kind: 'hang' }
   | { kind: 'blocked' }
-  | { kind: 'embedding'; dimensions?: number };
+  | {
+      kind: 'embedding';
+      /** Vectors of this size whatever was asked (a wrong-size answer). */
+      dimensions?: number;
+      /** Only the first this many vectors (an answer short of vectors). */
+      vectors?: number;
+      /** prompt_tokens reported instead of the real count; 'none' omits usage. */
+      usage?: number | 'none';
+    };
 
 export interface ScenarioOptions {
   /** Wait before the first byte (headers included, unless keep-alives go first). */

@@ -11,6 +11,10 @@ import { PaidRuns } from './billing/paid-run.ts';
 import type { ProviderId } from './catalog/catalog-file.ts';
 import { registerChatRoute } from './chat/route.ts';
 import { chatProviderIds, describedProviderIds, PROVIDERS } from './providers/descriptors.ts';
+
+import { registerEmbeddingsRoute } from './embeddings/route.ts';
+import { registerJobsRoute } from './jobs/route.ts';
+import { defaultEmbeddingsAdapters, type EmbeddingsAdapterTable } from './providers/embeddings-registry.ts';
 import { defaultAdapters, type AdapterTable } from './providers/registry.ts';
 import { UpstreamClient } from './providers/upstream-client.ts';
 import { randomUUID } from 'node:crypto';
@@ -41,6 +45,7 @@ export interface GatewayOverrides {
   store?: Store;
   rateLimiter?: RateLimiter;
   adapters?: AdapterTable;
+  embeddingsAdapters?: EmbeddingsAdapterTable;
   /** Extra routes registered before the server is ready (tests of the paid-run core). */
   routes?: (app: FastifyInstance, services: { runs: PaidRuns; store: Store; catalog: Catalog }) => void;
 }
@@ -83,6 +88,8 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     now: Date.now,
   });
   registerChatRoute(app, { catalog, config, upstream, runs, adapters: overrides.adapters ?? defaultAdapters() });
+  registerEmbeddingsRoute(app, { catalog, config, upstream, runs, adapters: overrides.embeddingsAdapters ?? defaultEmbeddingsAdapters() });
+  registerJobsRoute(app, { store, gate });
   overrides.routes?.(app, { runs, store, catalog });
   registerUnbuiltRoutes(app, UNBUILT_ROUTES.filter((r) => r.scope !== 'chat'));
   if (config.adminToken !== undefined) await registerAdminRoutes(app, { adminToken: config.adminToken, store, keys });

@@ -71,6 +71,9 @@ Try it:
   curl -sN ${base}/api/v1/chat/completions -H "Authorization: Bearer ${String(key.key)}" \\
     -H "Content-Type: application/json" \\
     -d '{"model":"deepseek-flash","stream":true,"messages":[{"role":"user","content":"Stream, please"}]}'
+  curl -si ${base}/api/v1/embeddings -H "Authorization: Bearer ${String(key.key)}" \\
+    -H "Content-Type: application/json" -d '{"input":["Hello!","Bonjour!"],"dimensions":4}'
+  curl -s ${base}/api/v1/jobs/<X-Job-Id from above> -H "Authorization: Bearer ${String(key.key)}"
   curl -s ${base}/admin/v1/accounts/${String(account.id)} -H "Authorization: Bearer ${adminToken}"
 
 Press Ctrl+C to stop.`);

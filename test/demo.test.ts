@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { http } from './helpers/gateway.ts';
 
 describe('npm run demo', () => {
-  it('prints a key that answers a chat completion, streaming and not, from the emulators', async () => {
+  it('prints a key that answers a chat completion, streaming and not, and embeddings, from the emulators', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'demo'], { env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
     try {
       const out = await new Promise<string>((resolve, reject) => {
@@ -30,6 +30,11 @@ describe('npm run demo', () => {
       expect(streamed.status).toBe(200);
       expect(streamed.text).toContain('"chat.completion.chunk"');
       expect(streamed.text.trimEnd().endsWith('data: [DONE]')).toBe(true);
+      const embedded = await http(`${base}/api/v1/embeddings`, { key, body: { input: ['Hello!', 'Bonjour!'], dimensions: 4 } });
+      expect(embedded.status).toBe(200);
+      expect(embedded.json.data.map((d: { embedding: number[] }) => d.embedding.length)).toEqual([4, 4]);
+      const job = await http(`${base}/api/v1/jobs/${String(embedded.headers['x-job-id'])}`, { key });
+      expect(job.json).toMatchObject({ kind: 'embeddings', status: 'succeeded' });
     } finally {
       child.kill('SIGINT');
     }

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { catalogFileSchema, type CatalogEntry, type ProviderId } from './catalog-file.ts';
 import { tokenPrices, type TokenPrices } from './pricing.ts';
+import { GatewayError } from '../shared/errors.ts';
 
 export class CatalogError extends Error {}
 
@@ -88,6 +89,13 @@ export class Catalog {
   resolve(name: string): CatalogModel | undefined {
     return this.bySlugIndex.get(name) ?? this.byProviderIdIndex.get(name)?.[0];
   }
+}
+
+/** 503 model_unavailable for a model that cannot run now (no price, removed, duplicate, provider not configured), with what to use instead. */
+export function modelUnavailable(asked: string, model: CatalogModel): GatewayError {
+  const reason = model.unavailableReason ?? 'It has no price.';
+  const instead = model.useInstead === undefined ? '' : ` Use '${model.useInstead}' instead.`;
+  return new GatewayError('model_unavailable', `The model '${asked}' cannot run now. ${reason}${instead}`, { param: 'model' });
 }
 
 function rank(model: CatalogModel): number {

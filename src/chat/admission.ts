@@ -3,7 +3,7 @@
  * lookup, content support, then the quote the paid-run core holds (with the spending
  * limits, key credit limits and trial rules in the same atomic step).
  */
-import type { CatalogModel, Catalog } from '../catalog/catalog.ts';
+import { modelUnavailable, type CatalogModel, type Catalog } from '../catalog/catalog.ts';
 import type { TokenPrices } from '../catalog/pricing.ts';
 import { estimateInputTokens, holdOf } from './chat-quote.ts';
 import { GatewayError } from '../shared/errors.ts';
@@ -50,11 +50,7 @@ export function resolveChatModel(name: string, catalog: Catalog): CatalogModel {
   if (model.entry.chat === undefined) {
     throw new GatewayError('model_not_supported', `The model '${name}' is not served by any chat provider.`, { param: 'model' });
   }
-  if (!model.available || model.prices === undefined) {
-    const reason = model.unavailableReason ?? 'It has no price.';
-    const instead = model.useInstead === undefined ? '' : ` Use '${model.useInstead}' instead.`;
-    throw new GatewayError('model_unavailable', `The model '${name}' cannot run now. ${reason}${instead}`, { param: 'model' });
-  }
+  if (!model.available || model.prices === undefined) throw modelUnavailable(name, model);
   return model;
 }
 

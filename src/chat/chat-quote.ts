@@ -3,18 +3,11 @@
  * capped output tokens, plus images and PDF pages at their most) and the exact cost
  * after it, rounded up once.
  */
-import { countTokens } from 'gpt-tokenizer/encoding/cl100k_base';
-import { ceilDiv, SCALE } from '../catalog/decimal.ts';
+import { countTextTokens, tokenCost } from '../billing/tokens.ts';
 import type { TokenPrices } from '../catalog/pricing.ts';
 import type { ChatRequest } from './chat-request.ts';
 import type { ChatMessage } from '../shared/chat-wire.ts';
 import type { Usage } from '../shared/chat-wire.ts';
-
-/*
- * The estimate uses cl100k_base: on ordinary text it counts at least as many tokens as
- * o200k_base (provider_1's current models) and is a safer upper bound for the other
- * providers' tokenizers, and it needs 28 MB less memory.
- */
 
 /** Per-message framing tokens in the chat format, and the reply primer. */
 const PER_MESSAGE = 4;
@@ -39,35 +32,10 @@ function messageText(m: ChatMessage): string {
   }
 }
 
-/** Texts longer than this are counted in pieces, yielding to other requests between pieces. */
-const PIECE_CHARS = 16_384;
-
-/**
- * Input tokens by a real tokenizer (cl100k_base), with the format's framing. A huge prompt
- * is counted piece by piece (cut at whitespace, so the sum never undercounts by more
- * than a token per piece, which the framing allowance covers) so that other requests
- * are not stalled while it is counted.
- */
+/** Input tokens by a real tokenizer (cl100k_base, billing/tokens.ts), with the format's framing. */
 export async function estimateInputTokens(request: ChatRequest): Promise<number> {
-  let tokens = PRIMER;
-  for (const text of inputText(request)) {
-    tokens += PER_MESSAGE;
-    if (text.length <= PIECE_CHARS) {
-      tokens += countTokens(text);
-      continue;
-    }
-    for (let start = 0; start < text.length; ) {
-      let end = Math.min(text.length, start + PIECE_CHARS);
-      if (end < text.length) {
-        const space = text.lastIndexOf(' ', end);
-        if (space > start) end = space;
-      }
-      tokens += countTokens(text.slice(start, end)) + 1;
-      start = end;
-      await new Promise<void>((resolve) => setImmediate(resolve));
-    }
-  }
-  return tokens;
+  const texts = inputText(request);
+  return PRIMER + texts.length * PER_MESSAGE + (await countTextTokens(texts));
 }
 
 /** About 4 characters per token (the spec's estimate where a provider reports no usage). */
@@ -76,8 +44,7 @@ export function charsToTokens(chars: number): number {
 }
 
 export function costOf(prices: TokenPrices, usage: Usage): number {
-  const scaled = BigInt(usage.promptTokens) * prices.inputMicroPerTokenScaled + BigInt(usage.completionTokens) * prices.outputMicroPerTokenScaled;
-  return Number(ceilDiv(scaled, SCALE));
+  return tokenCost(prices, usage.promptTokens, usage.completionTokens);
 }
 
 export function holdOf(prices: TokenPrices, inputTokens: number, outputTokens: number): number {

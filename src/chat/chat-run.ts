@@ -14,7 +14,7 @@ import { SseWriter } from '../http/sse-writer.ts';
 import type { ProviderAdapter } from '../providers/adapter.ts';
 import { StreamingFenceStripper, stripFences } from '../providers/structured-output.ts';
 import { streamBroken } from '../providers/upstream-errors.ts';
-import { transportFailure, type UpstreamClient } from '../providers/upstream-client.ts';
+import { readJsonBody, transportFailure, upstreamFailure, type UpstreamClient } from '../providers/upstream-client.ts';
 import type { Completion, FinishReason, Usage } from '../shared/chat-wire.ts';
 import { GatewayError } from '../shared/errors.ts';
 import type { AdmittedChat } from './admission.ts';
@@ -56,14 +56,7 @@ async function callProvider(run: PaidRun, ctx: ChatRunContext, deps: ChatRunDeps
   const upstreamRequest = deps.adapter.buildRequest(ctx.admitted.plan.call, deps.endpoint.apiKey ?? '');
   const response = await deps.upstream.post(deps.endpoint.baseUrl, upstreamRequest.path, upstreamRequest.headers, upstreamRequest.body, run.signal);
   if (response.status >= 200 && response.status < 300) return response;
-  const text = await response.body.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  const error = deps.adapter.mapError(response.status, json, text);
+  const error = await upstreamFailure(response, (status, body, text) => deps.adapter.mapError(status, body, text));
   if (error.code === 'model_unavailable') deps.logger.error({ status: response.status, provider: ctx.admitted.plan.provider }, 'provider refused the gateway (operator error)');
   throw error;
 }
@@ -90,14 +83,7 @@ function settleChat(run: PaidRun, admitted: AdmittedChat, usage: Usage, status: 
 }
 
 async function readCompletion(response: Awaited<ReturnType<typeof callProvider>>, deps: ChatRunDeps): Promise<Completion> {
-  let body: unknown;
-  try {
-    body = await response.body.json();
-  } catch (thrown) {
-    if (thrown instanceof SyntaxError) throw new GatewayError('upstream_error', 'The model provider sent an unreadable answer.');
-    throw thrown;
-  }
-  return deps.adapter.parseResponse(body);
+  return deps.adapter.parseResponse(await readJsonBody(response));
 }
 
 export async function runNonStream(run: PaidRun, ctx: ChatRunContext, deps: ChatRunDeps): Promise<void> {

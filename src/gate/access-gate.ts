@@ -1,6 +1,8 @@
 /**
  * The access gate every authenticated route passes, in the spec's order:
  * key (401), IP allowlist (403), scope (403), requests-per-minute limit (429).
+ * A route whose scope depends on what it is asked (GET /jobs/{id}) gets the first two
+ * from `identify` and runs the last two through `admit` once it knows the scope.
  */
 import { GatewayError, invalidApiKey } from '../shared/errors.ts';
 import { isWellFormedKey } from '../keys/key-secret.ts';
@@ -16,11 +18,16 @@ export interface GateRequest {
   forwardedFor: string | string[] | undefined;
 }
 
-export interface GatePass {
+/** A key past the key and IP checks; its scope check and request count are still to come. */
+export interface KeyPass {
   key: ResolvedKey;
-  rate: RateLimitDecision;
   /** The client address as text (worked out on demand: trial rules need it); null when it cannot be determined. */
   clientAddress(): string | null;
+}
+
+/** A request let in: key, IP, scope and the requests-per-minute count all passed. */
+export interface GatePass extends KeyPass {
+  rate: RateLimitDecision;
 }
 
 export class AccessGate {
@@ -45,6 +52,11 @@ export class AccessGate {
    * window's state without this request (it is not counted).
    */
   async check(request: GateRequest, scope: Scope): Promise<GatePass> {
+    return this.admit(await this.identify(request), scope);
+  }
+
+  /** The key and IP checks (401, 403 ip_not_allowed); nothing is counted yet. */
+  async identify(request: GateRequest): Promise<KeyPass> {
     const secret = bearerSecret(request.authorization);
     if (secret === undefined) throw invalidApiKey();
     const key = await this.keys.resolve(secret);
@@ -61,7 +73,18 @@ export class AccessGate {
           new GatewayError('ip_not_allowed', `Requests from ${client.text ?? 'unknown'} are not allowed for this API key`));
       }
     }
-    if (!hasScope(record.scopes, scope)) {
+    return { key, clientAddress: () => this.clientAddress(request).parsed?.toString() ?? null };
+  }
+
+  /**
+   * The scope check, then the request is counted (429 when the window is full). The key
+   * needs `scope` or, where a route allows it, one of `orAnyOf`; a refusal names `scope`
+   * and is not counted.
+   */
+  async admit(pass: KeyPass, scope: Scope, orAnyOf: readonly Scope[] = []): Promise<GatePass> {
+    const record = pass.key.record;
+    const now = this.now();
+    if (!hasScope(record.scopes, scope) && !orAnyOf.some((other) => hasScope(record.scopes, other))) {
       throw await this.refuse(record.id, record.requestsPerMinute, now,
         new GatewayError('insufficient_scope', `This API key lacks the '${scope}' scope`));
     }
@@ -71,7 +94,7 @@ export class AccessGate {
         headers: rateLimitHeaders(rate),
       });
     }
-    return { key, rate, clientAddress: () => this.clientAddress(request).parsed?.toString() ?? null };
+    return { key: pass.key, rate, clientAddress: pass.clientAddress };
   }
 
   private async refuse(keyId: string, limit: number, now: number, error: GatewayError): Promise<RefusedAfterKey> {

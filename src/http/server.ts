@@ -6,7 +6,7 @@
  */
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { FastifyBaseLogger } from 'fastify';
-import { AccessGate, RefusedAfterKey, rateLimitHeaders, type GatePass } from '../gate/access-gate.ts';
+import { AccessGate, RefusedAfterKey, rateLimitHeaders, type GatePass, type KeyPass } from '../gate/access-gate.ts';
 import type { RouteAccess } from '../shared/route-access.ts';
 import { GatewayError, internalError } from '../shared/errors.ts';
 
@@ -20,6 +20,8 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     gate: GatePass | undefined;
+    /** Routes whose scope the route decides (`scope: 'route'`): the key past the key and IP checks, not counted yet. */
+    keyPass: KeyPass | undefined;
   }
 }
 
@@ -40,6 +42,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
   });
 
   app.decorateRequest('gate', undefined);
+  app.decorateRequest('keyPass', undefined);
   const allowedMethods = routeTable(app);
 
   // One JSON parser for every content type: clients that send JSON without a JSON
@@ -64,19 +67,20 @@ export function createServer(options: ServerOptions): FastifyInstance {
       forwardedFor: request.headers['x-forwarded-for'],
     };
     if (access.auth === 'optional' && !AccessGate.hasCredentials(gateRequest)) return;
-    try {
-      request.gate = await options.gate.check(gateRequest, access.scope);
-    } catch (error) {
-      if (error instanceof RefusedAfterKey) {
-        if (access.rateHeaders === 'always') reply.headers(rateLimitHeaders(error.rate));
-        throw error.error;
-      }
-      throw error;
+    if (access.scope === 'route') {
+      request.keyPass = await options.gate.identify(gateRequest);
+      return;
     }
+    request.gate = await options.gate.check(gateRequest, access.scope);
     if (access.rateHeaders === 'always') reply.headers(rateLimitHeaders(request.gate.rate));
   });
 
-  app.setErrorHandler((error: FastifyError | GatewayError | Error, request, reply) => {
+  app.setErrorHandler((error: FastifyError | GatewayError | RefusedAfterKey | Error, request, reply) => {
+    // A 403 after the key check carries the key's window state for routes that send rate-limit headers on every answer.
+    if (error instanceof RefusedAfterKey) {
+      if (request.routeOptions.config.access?.rateHeaders === 'always') reply.headers(rateLimitHeaders(error.rate));
+      error = error.error;
+    }
     const gatewayError = toGatewayError(error, request);
     if (gatewayError.code === 'internal_error') {
       request.log.error({ err: error, url: request.url, method: request.method }, 'unexpected error');

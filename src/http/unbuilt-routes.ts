@@ -17,13 +17,11 @@ interface UnbuiltRoute {
 
 export const UNBUILT_ROUTES: readonly UnbuiltRoute[] = [
   { method: 'POST', url: '/api/v1/chat/completions', scope: 'chat', rateHeaders: 'always' },
-  { method: 'POST', url: '/api/v1/embeddings', scope: 'embeddings', rateHeaders: 'always' },
   { method: 'POST', url: '/api/v1/images/generations', scope: 'images', rateHeaders: 'always' },
   { method: 'POST', url: '/api/v1/videos/generations', scope: 'video', rateHeaders: 'always' },
   { method: 'POST', url: '/api/v1/audio/speech', scope: 'audio', rateHeaders: 'always' },
   { method: 'POST', url: '/api/v1/audio/transcriptions', scope: 'audio', rateHeaders: 'always' },
   { method: 'POST', url: '/api/v1/audio/uploads', scope: 'audio', rateHeaders: 'always' },
-  { method: 'GET', url: '/api/v1/jobs/:id', scope: 'jobs', rateHeaders: 'never' },
   { method: 'POST', url: '/api/v1/fine_tuning/jobs', scope: 'fine_tuning', rateHeaders: 'always' },
   { method: 'GET', url: '/api/v1/fine_tuning/jobs', scope: 'fine_tuning', rateHeaders: 'always' },
   { method: 'GET', url: '/api/v1/fine_tuning/jobs/:id', scope: 'fine_tuning', rateHeaders: 'always' },

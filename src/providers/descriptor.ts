@@ -5,6 +5,7 @@
  * catalog's chat and credential sets are all derived from these (providers/descriptors.ts).
  */
 import type { ProviderId } from '../catalog/catalog-file.ts';
+import type { EmbeddingsAdapter } from './embeddings-adapter.ts';
 import type { ProviderAdapter } from './adapter.ts';
 
 /**
@@ -39,9 +40,9 @@ export interface ChatCapability {
   content: ContentSupport;
 }
 
-/** Placeholder: provider_1 speaks the OpenAI Embeddings protocol (a later issue). */
+/** Embeddings: the adapter that speaks the provider's embeddings protocol. */
 export interface EmbeddingsCapability {
-  protocol: 'openai';
+  adapter: () => EmbeddingsAdapter;
 }
 
 /** Placeholder: the Replicate-style predictions hosts provider_4/5/6/9/10 and custom (a later issue). */

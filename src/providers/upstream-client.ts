@@ -3,7 +3,7 @@
  * about 0.5–0.8 ms more per hop here).
  */
 import { Pool, type Dispatcher } from 'undici';
-import type { GatewayError } from '../shared/errors.ts';
+import { GatewayError } from '../shared/errors.ts';
 import { connectionFailed } from './upstream-errors.ts';
 
 const TRANSPORT_FAILURE = /ECONN|socket|UND_ERR|ENOTFOUND|EPIPE|other side closed/i;
@@ -21,6 +21,28 @@ export function transportFailure(thrown: unknown): GatewayError | undefined {
 export interface UpstreamResponse {
   status: number;
   body: Dispatcher.ResponseData['body'];
+}
+
+/** A non-2xx answer, read whole → the error the adapter maps it to (its JSON body when it has one). */
+export async function upstreamFailure(response: UpstreamResponse, mapError: (status: number, body: unknown, text: string) => GatewayError): Promise<GatewayError> {
+  const text = await response.body.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return mapError(response.status, json, text);
+}
+
+/** A 2xx answer's JSON body; a body that is not JSON (or is cut) → 502 upstream_error. */
+export async function readJsonBody(response: UpstreamResponse): Promise<unknown> {
+  try {
+    return await response.body.json();
+  } catch (thrown) {
+    if (thrown instanceof SyntaxError) throw new GatewayError('upstream_error', 'The model provider sent an unreadable answer.');
+    throw thrown;
+  }
 }
 
 export class UpstreamClient {

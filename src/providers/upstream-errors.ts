@@ -1,6 +1,7 @@
 /**
  * Upstream failures → our error codes (spec chat error table, DECISIONS.md Errors):
- * 400/413/422 → provider_rejected_request (message passed through, ≤ 500 characters);
+ * 400/413/422 → provider_rejected_request (embeddings: provider_rejected_input; message
+ * passed through, ≤ 500 characters);
  * 429 → upstream_rate_limited; 5xx (Anthropic's 529 too) → upstream_error;
  * our credentials refused or the model unknown upstream (401, 402, 403, 404) →
  * model_unavailable, an operator error the client cannot fix.
@@ -9,10 +10,18 @@ import { GatewayError } from '../shared/errors.ts';
 
 export const MAX_PASSED_MESSAGE = 500;
 
-export function upstreamError(status: number, providerMessage: string | undefined): GatewayError {
+/**
+ * `rejected` is the code of a provider's 400/413/422: chat's provider_rejected_request,
+ * embeddings' provider_rejected_input.
+ */
+export function upstreamError(
+  status: number,
+  providerMessage: string | undefined,
+  rejected: 'provider_rejected_request' | 'provider_rejected_input' = 'provider_rejected_request',
+): GatewayError {
   const message = (providerMessage ?? '').slice(0, MAX_PASSED_MESSAGE);
   if (status === 400 || status === 413 || status === 422) {
-    return new GatewayError('provider_rejected_request', message === '' ? `The provider refused the request (HTTP ${status}).` : message);
+    return new GatewayError(rejected, message === '' ? `The provider refused the request (HTTP ${status}).` : message);
   }
   if (status === 429) return new GatewayError('upstream_rate_limited', 'The model provider is throttling requests. Retry with exponential backoff.');
   if (status === 401 || status === 402 || status === 403 || status === 404) {

@@ -105,6 +105,10 @@ export class GatewayError extends Error {
   }
 }
 
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.hasOwn(CATALOGUE, code);
+}
+
 export function statusOf(code: ErrorCode): number {
   return CATALOGUE[code][0];
 }

@@ -1,6 +1,7 @@
-/** provider_1: the OpenAI Chat Completions (and, later, Embeddings) protocol. */
+/** provider_1: the OpenAI Chat Completions and Embeddings protocols. */
 import type { ProviderDescriptor } from '../descriptor.ts';
 import { OpenAiCompatibleAdapter } from '../openai-compatible/adapter.ts';
+import { OpenAiEmbeddingsAdapter } from '../openai-compatible/embeddings.ts';
 
 export const provider1 = {
   id: 'provider_1',
@@ -24,4 +25,5 @@ export const provider1 = {
     },
     content: { httpsImages: true, dataImages: true, pdfs: true },
   },
+  embeddings: { adapter: () => new OpenAiEmbeddingsAdapter() },
 } satisfies ProviderDescriptor;

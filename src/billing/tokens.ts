@@ -1,0 +1,54 @@
+/**
+ * Token money shared by every token-priced route: input counted with a real tokenizer
+ * before the hold, and the exact cost of a usage, rounded up once.
+ *
+ * cl100k_base: provider_1's embedding models use it, and on ordinary text it counts at
+ * least as many tokens as o200k_base (provider_1's current chat models), a safer upper
+ * bound for the other providers' tokenizers too; it needs 28 MB less memory.
+ */
+import { countTokens } from 'gpt-tokenizer/encoding/cl100k_base';
+import { ceilDiv, SCALE } from '../catalog/decimal.ts';
+import type { TokenPrices } from '../catalog/pricing.ts';
+
+/** Text is counted in pieces of about this many characters, yielding to other requests between pieces. */
+const PIECE_CHARS = 16_384;
+
+const yieldToOthers = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Σ tokens of the texts. A long text is cut at whitespace into pieces (one token added per
+ * piece, so the sum never undercounts), and the count yields after every piece's worth of
+ * characters, so a huge input never stalls other requests.
+ */
+export async function countTextTokens(texts: Iterable<string>): Promise<number> {
+  let tokens = 0;
+  let sinceYield = 0;
+  for (const text of texts) {
+    if (text.length <= PIECE_CHARS) {
+      tokens += countTokens(text);
+      sinceYield += text.length;
+      if (sinceYield >= PIECE_CHARS) {
+        sinceYield = 0;
+        await yieldToOthers();
+      }
+      continue;
+    }
+    for (let start = 0; start < text.length; ) {
+      let end = Math.min(text.length, start + PIECE_CHARS);
+      if (end < text.length) {
+        const space = text.lastIndexOf(' ', end);
+        if (space > start) end = space;
+      }
+      tokens += countTokens(text.slice(start, end)) + 1;
+      start = end;
+      await yieldToOthers();
+    }
+  }
+  return tokens;
+}
+
+/** Exact cost in micro-credits of input and output tokens at the model's prices, rounded up once. */
+export function tokenCost(prices: TokenPrices, inputTokens: number, outputTokens: number): number {
+  const scaled = BigInt(inputTokens) * prices.inputMicroPerTokenScaled + BigInt(outputTokens) * prices.outputMicroPerTokenScaled;
+  return Number(ceilDiv(scaled, SCALE));
+}

@@ -1,0 +1,130 @@
+/**
+ * The embeddings run inside the paid-run core: the hold (a real token count of the
+ * inputs), the upstream call, the vectors checked against what was asked, and the
+ * settlement on the provider's reported usage. The answer is synchronous: the vectors
+ * exist only in it. A failure is refunded in full; the core owns the abort signal
+ * (timeout, key revoked) and the exactly-once settle or refund.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { PaidRun } from '../billing/paid-run.ts';
+import { countTextTokens, tokenCost } from '../billing/tokens.ts';
+import type { ProviderEndpoint } from '../config.ts';
+import { readJsonBody, transportFailure, upstreamFailure, type UpstreamClient } from '../providers/upstream-client.ts';
+import type { EmbeddingsInput, Vector } from '../shared/embeddings-wire.ts';
+import { GatewayError } from '../shared/errors.ts';
+import type { RunnableEmbeddings } from './embeddings-request.ts';
+
+export interface EmbeddingsAnswer {
+  object: 'list';
+  data: { object: 'embedding'; index: number; embedding: Vector }[];
+  model: string;
+  usage: { prompt_tokens: number; total_tokens: number };
+}
+
+export type EmbeddingsOutcome = { ok: true; answer: EmbeddingsAnswer } | { ok: false; error: GatewayError };
+
+export interface EmbeddingsRunDeps {
+  upstream: UpstreamClient;
+  endpoint: ProviderEndpoint;
+  logger: FastifyBaseLogger;
+}
+
+/** The texts of the input (token ids are counted, not read). */
+function textsOf(input: EmbeddingsInput): string[] {
+  if (typeof input === 'string') return [input];
+  return typeof input[0] === 'string' ? (input as string[]) : [];
+}
+
+function tokenIdsIn(input: EmbeddingsInput): number {
+  if (typeof input === 'string' || typeof input[0] === 'string') return 0;
+  if (typeof input[0] === 'number') return input.length;
+  return (input as number[][]).reduce((n, ids) => n + ids.length, 0);
+}
+
+export interface QuotedEmbeddings extends RunnableEmbeddings {
+  /** Input tokens by a real tokenizer (token ids as they are): what is held. */
+  inputTokens: number;
+  /** The hold in micro-credits. */
+  quote: number;
+}
+
+/** The hold: input tokens by a real tokenizer (token ids as they are) at the model's input price. */
+export async function quoteEmbeddings(job: RunnableEmbeddings): Promise<QuotedEmbeddings> {
+  const inputTokens = (await countTextTokens(textsOf(job.request.input))) + tokenIdsIn(job.request.input);
+  return { ...job, inputTokens, quote: tokenCost(job.prices, inputTokens, 0) };
+}
+
+/**
+ * Where the provider reports no usage: about 4 characters per token (DECISIONS.md
+ * Billing), token ids as they are, never above what was held (the charge is capped
+ * there anyway, and the usage shown is what was billed).
+ */
+function estimatedTokens(job: QuotedEmbeddings): number {
+  const chars = textsOf(job.request.input).reduce((n, text) => n + text.length, 0);
+  return Math.min(job.inputTokens, Math.ceil(chars / 4) + tokenIdsIn(job.request.input));
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+function base64Bytes(text: string): number | undefined {
+  if (text.length % 4 !== 0 || !BASE64.test(text)) return undefined;
+  const padding = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;
+  return (text.length / 4) * 3 - padding;
+}
+
+/** Every vector readable and of the asked size and encoding, one per input; otherwise 502 upstream_error. */
+function checkVectors(vectors: Vector[], job: RunnableEmbeddings): void {
+  const unreadable = (why: string) => new GatewayError('upstream_error', `The model provider sent an answer without readable vectors (${why}). Nothing was charged; retry.`);
+  if (vectors.length !== job.count) throw unreadable(`${vectors.length} vectors for ${job.count} inputs`);
+  const size = job.dimensions;
+  vectors.forEach((vector, index) => {
+    if (job.request.encoding === 'base64') {
+      if (typeof vector !== 'string' || base64Bytes(vector) !== size * 4) throw unreadable(`vector ${index} is not ${size} base64 float32 values`);
+      return;
+    }
+    if (!Array.isArray(vector) || vector.length !== size || !vector.every((x) => typeof x === 'number')) {
+      throw unreadable(`vector ${index} is not ${size} numbers`);
+    }
+  });
+}
+
+async function callProvider(run: PaidRun, job: RunnableEmbeddings, deps: EmbeddingsRunDeps) {
+  const request = job.adapter.buildRequest(
+    { providerModelId: job.model.entry.provider_model_id, input: job.request.input, encoding: job.request.encoding, dimensions: job.request.dimensions, user: job.request.user },
+    deps.endpoint.apiKey ?? '',
+  );
+  const response = await deps.upstream.post(deps.endpoint.baseUrl, request.path, request.headers, request.body, run.signal);
+  if (response.status >= 200 && response.status < 300) return job.adapter.parseResponse(await readJsonBody(response));
+  const error = await upstreamFailure(response, (status, body, text) => job.adapter.mapError(status, body, text));
+  if (error.code === 'model_unavailable') deps.logger.error({ status: response.status, provider: job.model.entry.provider }, 'provider refused the gateway (operator error)');
+  throw error;
+}
+
+/** The run: answered and settled, or failed and refunded in full (the error to answer with). */
+export async function runEmbeddings(run: PaidRun, job: QuotedEmbeddings, deps: EmbeddingsRunDeps): Promise<EmbeddingsOutcome> {
+  try {
+    const embeddings = await callProvider(run, job, deps);
+    if (run.stopReason !== undefined) throw new Error('stopped');
+    checkVectors(embeddings.vectors, job);
+    const promptTokens = embeddings.promptTokens ?? estimatedTokens(job);
+    await run.settle(
+      tokenCost(job.prices, promptTokens, 0),
+      { prompt_tokens: promptTokens, total_tokens: promptTokens },
+      'succeeded',
+      { count: job.count, dimensions: job.dimensions },
+    );
+    return {
+      ok: true,
+      answer: {
+        object: 'list',
+        data: embeddings.vectors.map((embedding, index) => ({ object: 'embedding', index, embedding })),
+        model: job.model.entry.provider_model_id,
+        usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
+      },
+    };
+  } catch (thrown) {
+    const error = run.errorFor(transportFailure(thrown) ?? thrown);
+    await run.refund(error.code);
+    return { ok: false, error };
+  }
+}
