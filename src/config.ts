@@ -42,6 +42,8 @@ export interface Config {
   logLevel: string;
   /** Largest accepted request body (bytes). Not in DECISIONS.md's table; see docs/decisions.md. */
   bodyLimitBytes: number;
+  /** What one chat request may carry in images and PDFs (docs/decisions.md). */
+  media: { maxImages: number; maxPdfPages: number; maxPartBytes: number };
 }
 
 export class ConfigError extends Error {}
@@ -76,6 +78,9 @@ const envSchema = z.object({
   MAIL_FROM: optionalString,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT_BYTES: integer(1024, 512 * 1024 * 1024).default(32 * 1024 * 1024),
+  MAX_IMAGES_PER_REQUEST: integer(0, 10_000).default(100),
+  MAX_PDF_PAGES_PER_REQUEST: integer(0, 10_000).default(100),
+  MAX_PART_BYTES: integer(1, 512 * 1024 * 1024).default(20 * 1024 * 1024),
 });
 
 /** Reads the configuration; empty variables count as unset. */
@@ -117,6 +122,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mailFrom: e.MAIL_FROM,
     logLevel: e.LOG_LEVEL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    media: { maxImages: e.MAX_IMAGES_PER_REQUEST, maxPdfPages: e.MAX_PDF_PAGES_PER_REQUEST, maxPartBytes: e.MAX_PART_BYTES },
   };
 }
 

@@ -13,6 +13,7 @@ import { GatewayError } from '../http/errors.ts';
 import type { Store } from '../store/types.ts';
 import { parseChatRequest, type ChatRequest } from './chat-request.ts';
 import { checkContentSupport } from './content-support.ts';
+import { mediaHoldTokens, type MediaLimits, type MediaPart } from './media/media-hold.ts';
 import { planProviderCall, type ProviderPlan } from './provider-plan.ts';
 
 /** Categories whose slugs are not chat models at all (404 on chat). */
@@ -33,15 +34,17 @@ export interface AdmissionDeps {
   store: Store;
   instanceId: string;
   now: () => number;
+  /** Images, PDF pages and decoded bytes a request may carry. */
+  media: MediaLimits;
 }
 
 /** Validation, model and plan: no money touched (their errors come before the hold). */
-export function prepareChat(body: unknown, catalog: Catalog): { request: ChatRequest; model: CatalogModel; plan: ProviderPlan; prices: TokenPrices; mediaTokens: number } {
+export function prepareChat(body: unknown, catalog: Catalog): { request: ChatRequest; model: CatalogModel; plan: ProviderPlan; prices: TokenPrices; media: MediaPart[] } {
   const request = parseChatRequest(body);
   const model = resolveChatModel(request.model, catalog);
   const plan = planProviderCall(request, model);
   const media = checkContentSupport(request.messages, plan.provider, plan.call.routing);
-  return { request, model, plan, prices: model.prices as TokenPrices, mediaTokens: media.tokens };
+  return { request, model, plan, prices: model.prices as TokenPrices, media: media.parts };
 }
 
 export function resolveChatModel(name: string, catalog: Catalog): CatalogModel {
@@ -62,7 +65,9 @@ export function resolveChatModel(name: string, catalog: Catalog): CatalogModel {
 
 export async function admitChat(body: unknown, pass: GatePass, deps: AdmissionDeps): Promise<AdmittedChat> {
   const prepared = prepareChat(body, deps.catalog);
-  const inputTokens = (await estimateInputTokens(prepared.request)) + prepared.mediaTokens;
+  // Content support, continued: every image and PDF read and priced (and the media limits) before the hold.
+  const mediaTokens = await mediaHoldTokens(prepared.media, prepared.plan.call.routing.images, deps.media);
+  const inputTokens = (await estimateInputTokens(prepared.request)) + mediaTokens;
   const held = holdOf(prepared.prices, inputTokens, prepared.plan.call.maxTokens);
   const jobId = randomUUID();
   const key = pass.key.record;

@@ -32,7 +32,7 @@ export function registerChatRoute(app: FastifyInstance, deps: ChatRouteDeps): vo
   }, async (request, reply) => {
     const pass = request.gate;
     if (pass === undefined) throw new GatewayError('invalid_api_key', 'Invalid API key');
-    const admitted = await admitChat(request.body, pass, { catalog: deps.catalog, store: deps.store, instanceId: deps.instanceId, now });
+    const admitted = await admitChat(request.body, pass, { catalog: deps.catalog, store: deps.store, instanceId: deps.instanceId, now, media: deps.config.media });
     const provider = admitted.plan.provider as ChatProviderId;
     const adapter = deps.adapters[provider];
     if (adapter === undefined) {
