@@ -11,7 +11,7 @@ import { ConfigError, DEFAULT_CATALOG_FILE, loadConfig } from '../src/config.ts'
 import { chatEntry } from './fixtures/catalog.ts';
 import { INPUT_MICRO_PER_TOKEN, money, startChatHarness, type ChatHarness } from './helpers/chat.ts';
 import type { TestGateway } from './helpers/gateway.ts';
-import { dataUrl, encryptedPdf, image, incrementallyUpdatedPdf, jpeg, pdf, pdfUrl, png, type Format } from './helpers/media.ts';
+import { compressionBombPdf, dataUrl, encryptedPdf, image, incrementallyUpdatedPdf, jpeg, pdf, pdfUrl, png, type Format } from './helpers/media.ts';
 
 /** A shipped model's image facts. */
 function shippedImages(slug: string): unknown {
@@ -236,6 +236,7 @@ describe('refused before any cost: 400 unsupported_content naming the part, no l
     ['a PDF cut in half', async () => [TEXT, pdfPart(pdfUrl((await pdf(3, { objectStreams: true })).subarray(0, 200)))], /PDF page count cannot be read/],
     ['an encrypted PDF', async () => [TEXT, pdfPart(pdfUrl(await encryptedPdf()))], /it is encrypted/],
     ['a data URL declared as a PDF that is not one', () => [TEXT, pdfPart(pdfUrl(Buffer.from('hello')))], /PDF header/],
+    ['a PDF whose object stream inflates to 128 MiB (a compression bomb)', () => [TEXT, pdfPart(pdfUrl(compressionBombPdf()))], /PDF page count cannot be read/],
   ];
   for (const [name, content, message] of cases) {
     it(name, async () => {

@@ -3,6 +3,7 @@
  * for a header reader), and PDFs written with pdf-lib (object streams or a classic
  * cross-reference table), plus hand-made variants (encrypted, incrementally updated, corrupt).
  */
+import { deflateSync } from 'node:zlib';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 
 export type Format = 'png' | 'jpeg' | 'gif' | 'webp';
@@ -105,4 +106,12 @@ export async function incrementallyUpdatedPdf(): Promise<Uint8Array> {
   update += `xref\n${pagesNum} 1\n${entry(pagesOffset)}${size} 1\n${entry(pageOffset)}`;
   update += `trailer\n<< /Size ${size + 1} /Root ${rootRef} /Prev ${prev} >>\nstartxref\n${xrefOffset}\n%%EOF\n`;
   return Buffer.from(base + update, 'latin1');
+}
+
+/** A PDF whose only object stream inflates to 128 MiB of zeros (about 130 KiB compressed): a compression bomb. */
+export function compressionBombPdf(): Buffer {
+  const bomb = deflateSync(Buffer.alloc(128 * 1024 * 1024), { level: 9 });
+  const head = Buffer.from(`%PDF-1.7\n1 0 obj\n<< /Type /ObjStm /N 1 /First 4 /Filter /FlateDecode /Length ${bomb.length} >>\nstream\n`, 'latin1');
+  const tail = Buffer.from('\nendstream\nendobj\ntrailer\n<< /Root 2 0 R >>\n%%EOF\n', 'latin1');
+  return Buffer.concat([head, bomb, tail]);
 }

@@ -37,6 +37,7 @@ export async function mediaHoldTokens(parts: MediaPart[], images: ImageCost | nu
   let tokens = 0;
   let pdfPages = 0;
   for (const part of parts) {
+    const started = performance.now();
     const refuse = (why: string) => new GatewayError('unsupported_content', `${why} (${part.param}).`, { param: part.param });
     if (part.kind === 'image') {
       if (images === null) throw refuse('This model does not take images');
@@ -60,9 +61,19 @@ export async function mediaHoldTokens(parts: MediaPart[], images: ImageCost | nu
       // Each page: one page image at the model's most per image, plus its text.
       tokens += read.pages * ((images?.max_tokens ?? 0) + PDF_PAGE_TEXT_TOKENS);
     }
+    slowestPartMs = Math.max(slowestPartMs, performance.now() - started);
     await new Promise<void>((resolve) => setImmediate(resolve));
   }
   return tokens;
+}
+
+let slowestPartMs = 0;
+
+/** The longest one part took to read and price (a PDF: its wait for a worker and its parse) since the last reset: /admin/v1/stats, the benchmark. */
+export function slowestMediaPartMs(reset = false): number {
+  const value = slowestPartMs;
+  if (reset) slowestPartMs = 0;
+  return value;
 }
 
 /** What can be refused before any part is read: too many images, a part larger than the limit. */

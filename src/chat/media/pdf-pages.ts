@@ -140,8 +140,22 @@ function send(slot: Slot, job: Job): void {
     pump();
   }, PDF_PARSE_TIMEOUT_MS);
   slot.timer.unref();
-  const message: PdfJob = { id: job.id, url: job.data.url, start: job.data.start };
-  worker.postMessage(message);
+  void sendSlices(slot, job, worker);
+}
+
+/** Base64 characters per message: copying one into the worker takes a few milliseconds. */
+const SLICE_CHARS = 2 * 1024 * 1024;
+
+/** The payload in slices, with a turn of the event loop between them: a 20 MiB part never holds the request thread for long. */
+async function sendSlices(slot: Slot, job: Job, worker: Worker): Promise<void> {
+  const { url, start } = job.data;
+  for (let at = start; at < url.length; at += SLICE_CHARS) {
+    if (slot.job !== job) return; // stopped or failed meanwhile
+    const last = at + SLICE_CHARS >= url.length;
+    const message: PdfJob = { id: job.id, base64: url.slice(at, at + SLICE_CHARS), last };
+    worker.postMessage(message);
+    if (!last) await new Promise<void>((resolve) => setImmediate(resolve));
+  }
 }
 
 function finish(slot: Slot): void {

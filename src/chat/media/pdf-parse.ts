@@ -11,7 +11,7 @@ import { PDFArray, PDFDict, PDFName, PDFParser, type PDFContext, type PDFObject 
 export type PdfPages = { ok: true; pages: number } | { ok: false; reason: 'encrypted' | 'unreadable'; message: string };
 
 /** The most one stream (an object or cross-reference stream) may inflate to: a compression bomb stops here. */
-export const MAX_DECODED_STREAM_BYTES = 64 * 1024 * 1024;
+export const MAX_DECODED_STREAM_BYTES = 32 * 1024 * 1024;
 
 interface DecodeStreamClass {
   prototype: { ensureBuffer(this: unknown, requested: number): Uint8Array };
