@@ -265,6 +265,26 @@ describe('refused before any cost: 400 unsupported_content naming the part, no l
   });
 });
 
+describe('a source the provider cannot take is refused before it is read (spec table)', () => {
+  const cases: [string, string, () => Promise<unknown>][] = [
+    ['provider_7 (text only): a base64 image', 'deepseek-test', async () => imagePart(image('png', 10, 10))],
+    ['provider_7 (text only): a PDF', 'deepseek-test', async () => pdfPart(pdfUrl(await pdf(1)))],
+    ['provider_3 (base64 only): an https image', 'gemini-tiles', async () => imagePart('https://example.com/a.png')],
+    ['provider_1: an http (not https) image', 'gpt-tiles', async () => imagePart('http://example.com/a.png')],
+    ['provider_1: an SVG data URL', 'gpt-tiles', async () => imagePart(dataUrl('image/svg+xml', Buffer.from('<svg/>')))],
+  ];
+  for (const [name, model, part] of cases) {
+    it(`${name} → 400 unsupported_content, nothing held`, async () => {
+      const acc = await h.gw.account({ credits: 50 });
+      const before = await money(h.gw, acc.accountId);
+      const r = await run(h.gw, acc, model, [TEXT, await part()]);
+      expect(r.status).toBe(400);
+      expect(r.json.error).toMatchObject({ code: 'unsupported_content', param: 'messages[0].content[1]' });
+      expect(await money(h.gw, acc.accountId)).toEqual(before);
+    });
+  }
+});
+
 describe('limits that protect the process', () => {
   let limited: ChatHarness;
   beforeAll(async () => {
