@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { Pool } from 'undici';
 import { checkLedger, createBenchAccounts, type BenchKeys } from './accounts.ts';
+import { largePart, type GatewayStats } from './large-part.ts';
 import { openStreams, type OpenStreamsResult } from './open-streams.ts';
 
 const PROFILE = process.argv.includes('--profile');
@@ -196,6 +197,19 @@ async function main(): Promise<void> {
     results.large_prompt = bigResult;
     console.log(`\n100k-token prompt: ${bigResult.time_in_gateway_ms} ms in the gateway (p50 of 5); small requests meanwhile: ${bigResult.small_requests_meanwhile.count}, p50 ${bigResult.small_requests_meanwhile.p50_ms} ms, max ${bigResult.small_requests_meanwhile.max_ms} ms`);
     for (const pool of [...Object.values(pools), ...Object.values(bigPool)]) await pool.close();
+
+    // Scenario 6: a 20 MiB data URL (a PDF): how long its part takes in the gateway, and do other requests stall meanwhile?
+    const statsOf = async (reset: boolean) =>
+      (await (await fetch(`${gatewayUrl}/admin/v1/stats${reset ? '?reset=true' : ''}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as GatewayStats;
+    const part = await largePart(
+      { origin: fastBase.origin, path: `${fastBase.pathname}/chat/completions`, headers: () => emuAuth },
+      { origin: gatewayUrl, path: '/api/v1/chat/completions', headers: () => ({ authorization: `Bearer ${keys.next()}` }) },
+      statsOf,
+      QUICK ? 2 : 5,
+      'gpt-6-luna',
+    );
+    results.large_part = part;
+    console.log(`\n20 MiB PDF data URL: ${part.time_in_gateway_ms} ms in the gateway (p50), worst part ${part.worst_part_ms} ms to read; event-loop delay max ${part.event_loop_delay_ms.max} ms; small requests meanwhile: ${part.small_requests_meanwhile.count}, p50 ${part.small_requests_meanwhile.p50_ms} ms, max ${part.small_requests_meanwhile.max_ms} ms`);
 
     // After the load: the ledger must account for every credit.
     const ledger = await checkLedger(gatewayUrl, ADMIN_TOKEN, keys.accountIds);

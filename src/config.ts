@@ -41,6 +41,8 @@ export interface Config<Provider extends ProviderId = ConfiguredProvider> {
   logLevel: string;
   /** Largest accepted request body (bytes). Not in DECISIONS.md's table; see docs/decisions.md. */
   bodyLimitBytes: number;
+  /** What one chat request may carry in images and PDFs (docs/decisions.md). */
+  media: { maxImages: number; maxPdfPages: number; maxPartBytes: number };
 }
 
 export class ConfigError extends Error {}
@@ -67,6 +69,9 @@ const envSchema = z.object({
   MAIL_FROM: optionalString,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT_BYTES: integer(1024, 512 * 1024 * 1024).default(32 * 1024 * 1024),
+  MAX_IMAGES_PER_REQUEST: integer(0, 10_000).default(100),
+  MAX_PDF_PAGES_PER_REQUEST: integer(0, 10_000).default(100),
+  MAX_PART_BYTES: integer(1, 512 * 1024 * 1024).default(20 * 1024 * 1024),
 });
 
 /** Each provider's endpoint variables, from its descriptor: `<PREFIX>_BASE_URL` (default: its public URL) and `<PREFIX>_API_KEY`. */
@@ -127,6 +132,7 @@ export function loadConfig(env: Env = process.env, descriptors: readonly Provide
     mailFrom: e.MAIL_FROM,
     logLevel: e.LOG_LEVEL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    media: { maxImages: e.MAX_IMAGES_PER_REQUEST, maxPdfPages: e.MAX_PDF_PAGES_PER_REQUEST, maxPartBytes: e.MAX_PART_BYTES },
   };
 }
 

@@ -30,4 +30,18 @@ describe('catalog file validation', () => {
     expect(() => Catalog.fromJson({ prices_checked_at: '2026-11-22', models: [chatEntry('a', 'provider_5')] }, options)).toThrow(/entry 0 'a', field chat/);
     expect(() => Catalog.fromJson({ prices_checked_at: '2026-11-22', models: [{ ...imageEntry('a'), secret_field: 1 }] }, options)).toThrow(/entry 0 'a'/);
   });
+
+  it('image cost facts: each formula needs its parameters, and max_tokens covers the formula\'s largest image', () => {
+    const withImages = (images: unknown) => ({ prices_checked_at: '2026-11-22', models: [chatEntry('v', 'provider_1', { chat: { params: [], json_schema: 'native', images, pdf: true } })] });
+    expect(() => Catalog.fromJson(withImages({ formula: 'openai_tiles', max_tokens: 1445, tile_tokens: 170 }), options))
+      .toThrow(/entry 0 'v', field chat.images.base_tokens: required by formula openai_tiles/);
+    expect(() => Catalog.fromJson(withImages({ formula: 'openai_tiles', max_tokens: 1000, base_tokens: 85, tile_tokens: 170 }), options))
+      .toThrow(/field chat.images.max_tokens: must be at least 1445/);
+    expect(() => Catalog.fromJson(withImages({ formula: 'openai_patches', max_tokens: 2488, patch_multiplier: 1.62, max_patches: 1536 }), options))
+      .toThrow(/field chat.images.max_tokens: must be at least 2489/);
+    expect(() => Catalog.fromJson(withImages({ formula: 'openai_patches', max_tokens: 3000, max_patches: 2500 }), options)).toThrow(/chat.images.patch_multiplier: required/);
+    // Files written before these fields existed still load: anthropic_pixels, gemini_tiles and flat need only max_tokens.
+    for (const formula of ['anthropic_pixels', 'gemini_tiles', 'flat']) expect(() => Catalog.fromJson(withImages({ formula, max_tokens: 1600 }), options)).not.toThrow();
+    expect(() => Catalog.fromJson(withImages({ formula: 'anthropic_pixels', max_tokens: 4784, max_long_edge: 2576, patch_px: 28 }), options)).not.toThrow();
+  });
 });

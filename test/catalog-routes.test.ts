@@ -84,11 +84,28 @@ describe('GET /models', () => {
     const byId = Object.fromEntries(r.json.data.map((m: { id: string }) => [m.id, m]));
     expect(byId['gone-chat']).toMatchObject({ available: false, unavailable_reason: expect.stringContaining('Removed'), use_instead: 'alpha-chat', lifecycle: { status: 'removed' } });
     expect(byId['alias-chat']).toMatchObject({ available: false, use_instead: 'alpha-chat', lifecycle: { status: 'duplicate', duplicate_of: 'alpha-chat', successor_slug: null } });
-    expect(byId['pic-unpriced']).toMatchObject({ available: false, unavailable_reason: 'Not priced yet.', pricing: null });
+    expect(byId['pic-unpriced']).toMatchObject({ available: false, unavailable_reason: 'Not priced yet.' });
     expect(byId['pic-unpriced'].use_instead).toBeUndefined();
     expect(byId['pic-paused']).toMatchObject({ available: false, unavailable_reason: 'Paused for maintenance.', use_instead: 'pic-1' });
     expect(byId['nokey-chat']).toMatchObject({ available: false, unavailable_reason: expect.stringContaining('provider_3') });
     expect(byId['alpha-chat'].unavailable_reason).toBeUndefined();
+  });
+
+  it('pricing is always an object: an unpriced model shows its unit, null amounts and a basis saying so', async () => {
+    const all = (await gw.api('/models?include_unavailable=true')).json.data as { id: string; pricing: Record<string, unknown> }[];
+    expect(all).toHaveLength(MODELS.length);
+    for (const m of all) {
+      expect(typeof m.pricing, m.id).toBe('object');
+      expect(m.pricing, m.id).not.toBeNull();
+      expect(typeof m.pricing.unit, m.id).toBe('string');
+      expect(m.pricing, m.id).toMatchObject({ currency: 'credits', credit_usd: 0.01 });
+    }
+    const unpriced = all.find((m) => m.id === 'pic-unpriced');
+    expect(unpriced?.pricing).toEqual({
+      unit: 'per_image', usd: null, credits: null, basis: 'Not priced yet: this model cannot run until it has a price.',
+      currency: 'credits', credit_usd: 0.01, credit_cost_input_per_1k: null, credit_cost_output_per_1k: null, credit_cost_fixed: null,
+    });
+    expect((await gw.api('/models/pic-unpriced')).json.pricing).toEqual(unpriced?.pricing);
   });
 
   it('400 invalid_category and invalid_provider name the filter and list the allowed values', async () => {

@@ -4,6 +4,7 @@ import { Catalog } from '../src/catalog/catalog.ts';
 import { CATEGORIES } from '../src/catalog/catalog-file.ts';
 import { DEFAULT_CATALOG_FILE } from '../src/config.ts';
 import { chatProviderIds, describedProviderIds, PROVIDERS } from '../src/providers/descriptors.ts';
+import { startGateway } from './helpers/gateway.ts';
 
 const CHAT_PROVIDERS = chatProviderIds(PROVIDERS);
 const catalog = Catalog.fromFile(DEFAULT_CATALOG_FILE, { chatProviders: CHAT_PROVIDERS, keyedProviders: describedProviderIds(PROVIDERS), providerHasCredentials: () => true });
@@ -46,5 +47,26 @@ describe('shipped catalog', () => {
 
   it('a transcription model takes a language (SeamlessM4T type)', () => {
     expect(entries.some((e) => e.category === 'transcription_stt' && JSON.stringify(e.configuration.input_schema).includes('language'))).toBe(true);
+  });
+
+  it('every model, listed or not, answers a pricing object (null amounts for an unpriced one)', async () => {
+    const gw = await startGateway({ PROVIDER_1_API_KEY: 'k1', PROVIDER_2_API_KEY: 'k2', PROVIDER_3_API_KEY: 'k3', PROVIDER_7_API_KEY: 'k7' });
+    try {
+      const listed = (await gw.api('/models?limit=500')).json.data as { id: string; pricing: unknown }[];
+      const all = (await gw.api('/models?include_unavailable=true&limit=500')).json.data as { id: string; pricing: { unit?: unknown; usd?: unknown } }[];
+      expect(all).toHaveLength(entries.length);
+      expect(all.length).toBeGreaterThan(listed.length);
+      for (const m of all) {
+        expect(m.pricing !== null && typeof m.pricing === 'object', m.id).toBe(true);
+        expect(typeof m.pricing.unit, m.id).toBe('string');
+      }
+      for (const e of entries.filter((x) => x.pricing === null)) {
+        const shown = all.find((m) => m.id === e.slug);
+        expect(shown?.pricing, e.slug).toMatchObject({ usd: null, credits: null, credit_cost_input_per_1k: null, credit_cost_output_per_1k: null, credit_cost_fixed: null });
+        expect((await gw.api(`/models/${e.slug}`)).json.pricing.unit, e.slug).toEqual(shown?.pricing.unit);
+      }
+    } finally {
+      await gw.close();
+    }
   });
 });

@@ -7,6 +7,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { creditsToMicro, microToCredits } from '../billing/money.ts';
+import { slowestMediaPartMs } from '../chat/media/media-hold.ts';
 import { GatewayError } from '../shared/errors.ts';
 import { parseAddressList } from '../gate/address-match.ts';
 import { KeyService, parseExpiry } from '../keys/key-service.ts';
@@ -125,6 +126,8 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
           p99: loopDelay.percentile(99) / 1e6,
           max: loopDelay.max / 1e6,
         },
+        /** The longest one chat image or PDF part took to read and price. */
+        media_part_max_ms: slowestMediaPartMs(request.query.reset === 'true'),
       };
       if (request.query.reset === 'true') loopDelay.reset();
       return stats;

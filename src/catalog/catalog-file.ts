@@ -55,25 +55,59 @@ const gpuPricing = z.strictObject({
 export const pricingSchema = z.discriminatedUnion('unit', [tokenPricing, callPricing, gpuPricing]);
 export type CatalogPricing = z.infer<typeof pricingSchema>;
 
-/** How the most an image can cost is computed, in input tokens. */
-const imageCostSchema = z.strictObject({
-  /**
-   * openai_tiles: base + per-512px-tile tokens after fitting in 2048 and scaling the short side to 768.
-   * openai_patches: 32px patches (capped) times a multiplier.
-   * anthropic_pixels: width*height/750 after scaling the long side to 1568.
-   * gemini_tiles: 258 tokens per 768px tile (one tile when both sides are at most 384).
-   * flat: max_tokens for every image.
-   */
-  formula: z.enum(['openai_tiles', 'openai_patches', 'anthropic_pixels', 'gemini_tiles', 'flat']),
-  /** The most one image can bill, in input tokens (used for https URLs). */
-  max_tokens: z.number().int().positive(),
-  /** Tokens of a `detail: "low"` image, where the provider has such a mode. */
-  low_detail_tokens: z.number().int().positive().optional(),
-  base_tokens: z.number().int().nonnegative().optional(),
-  tile_tokens: z.number().int().positive().optional(),
-  patch_multiplier: z.number().positive().optional(),
-  max_patches: z.number().int().positive().optional(),
-});
+/** How the most an image can cost is computed, in input tokens (docs/catalog.md, "Image cost"). */
+export const IMAGE_FORMULAS = ['openai_tiles', 'openai_patches', 'anthropic_pixels', 'gemini_tiles', 'flat'] as const;
+
+const imageCostSchema = z
+  .strictObject({
+    /**
+     * openai_tiles: base + per-512px-tile tokens after fitting in 2048 and scaling the short side down to 768.
+     * openai_patches: 32px patches (scaled down to a patch budget) times a multiplier.
+     * anthropic_pixels: width*height/750 (or 28px patches) after scaling the long side down to max_long_edge.
+     * gemini_tiles: 258 tokens per 768px tile (one tile when both sides are at most 384).
+     * flat: max_tokens for every image.
+     */
+    formula: z.enum(IMAGE_FORMULAS),
+    /** The most one image can bill at the default detail, in input tokens (https URLs; each PDF page). */
+    max_tokens: z.number().int().positive(),
+    /** Tokens of a `detail: "low"` image, whatever its size, where the provider has such a mode. */
+    low_detail_tokens: z.number().int().positive().optional(),
+    /** openai_tiles: tokens every image costs, and tokens per 512px tile. gemini_tiles: tile_tokens (default 258). */
+    base_tokens: z.number().int().nonnegative().optional(),
+    tile_tokens: z.number().int().positive().optional(),
+    /** openai_patches: tokens per 32px patch (up to 4 decimals) and the patch budget of the default detail. */
+    patch_multiplier: z.number().positive().optional(),
+    max_patches: z.number().int().positive().optional(),
+    /** openai_patches: the patch budget of `detail: "original"`, where the model has it. */
+    original_max_patches: z.number().int().positive().optional(),
+    /** anthropic_pixels: the longest side the provider keeps (default 1568); larger images are scaled down. */
+    max_long_edge: z.number().int().positive().optional(),
+    /** anthropic_pixels: count ⌈w/p⌉×⌈h/p⌉ patches of this many pixels instead of w×h/750. */
+    patch_px: z.number().int().positive().optional(),
+  })
+  .superRefine((cost, ctx) => {
+    const need = (field: keyof typeof cost) => {
+      if (cost[field] === undefined) ctx.addIssue({ code: 'custom', path: [field], message: `required by formula ${cost.formula}` });
+    };
+    const atLeast = (most: number, what: string) => {
+      if (cost.max_tokens < most) ctx.addIssue({ code: 'custom', path: ['max_tokens'], message: `must be at least ${most} (${what})` });
+    };
+    if (cost.formula === 'openai_tiles') {
+      need('base_tokens');
+      need('tile_tokens');
+      // The most tiles: 2 × 4 (short side 768, long side 2048).
+      if (cost.base_tokens !== undefined && cost.tile_tokens !== undefined) atLeast(cost.base_tokens + 8 * cost.tile_tokens, 'base_tokens + 8 × tile_tokens');
+    }
+    if (cost.formula === 'openai_patches') {
+      need('patch_multiplier');
+      need('max_patches');
+      if (cost.patch_multiplier !== undefined && cost.max_patches !== undefined) {
+        atLeast(Math.ceil((cost.max_patches * Math.round(cost.patch_multiplier * 10_000)) / 10_000), 'max_patches × patch_multiplier, rounded up');
+      }
+    }
+  });
+export type ImageCost = z.infer<typeof imageCostSchema>;
+export type ImageFormula = ImageCost['formula'];
 
 const chatRoutingSchema = z.strictObject({
   /** Which "S" parameters this model takes; the others are dropped and reported. */

@@ -1,6 +1,6 @@
 /** The spec's Model object (and the extra fields of the single-model route). Internal routing facts never appear. */
 import type { CatalogModel } from './catalog.ts';
-import { publicPricing } from './pricing.ts';
+import { publicPricing, unpricedPricing } from './pricing.ts';
 
 export function modelView(model: CatalogModel, detailed: boolean): Record<string, unknown> {
   const e = model.entry;
@@ -27,7 +27,7 @@ export function modelView(model: CatalogModel, detailed: boolean): Record<string
       duplicate_of: e.lifecycle.status === 'duplicate' ? e.lifecycle.duplicate_of : null,
     };
   }
-  view.pricing = e.pricing === null ? null : publicPricing(e.pricing);
+  view.pricing = e.pricing === null ? unpricedPricing(e.category) : publicPricing(e.pricing);
   view.capabilities = {
     context_window: e.context_window,
     max_output_tokens: e.max_output_tokens,

@@ -2,7 +2,7 @@
  * One price per model (the catalog entry) → the public pricing object and the
  * exact per-token prices billing uses. 1 credit = USD 0.01.
  */
-import type { CatalogPricing } from './catalog-file.ts';
+import type { CatalogPricing, Category } from './catalog-file.ts';
 import { parseDecimal, SCALE, toNumber } from './decimal.ts';
 
 export const CREDIT_USD = 0.01;
@@ -86,6 +86,40 @@ export function publicPricing(pricing: CatalogPricing): PublicPricing {
       };
     }
   }
+}
+
+/** The unit a model of each category is priced in, shown before it has a price. */
+const UNPRICED_UNIT: Record<Category, CatalogPricing['unit']> = {
+  text: 'per_token',
+  code: 'per_token',
+  embedding: 'per_token',
+  image: 'per_image',
+  multimodal: 'per_image',
+  video: 'per_video',
+  audio: 'per_output',
+  speech_tts: 'per_1000_characters',
+  transcription_stt: 'per_gpu_second',
+  vla_robotics: 'per_gpu_second',
+};
+
+/**
+ * The pricing object of a model that has no price yet (catalog `pricing: null`): still an object, so
+ * clients read `pricing.unit` without a null check; every amount is null (DECISIONS.md, Catalog).
+ */
+export function unpricedPricing(category: Category): PublicPricing {
+  const unit = UNPRICED_UNIT[category];
+  return {
+    unit,
+    usd: null,
+    credits: null,
+    basis: 'Not priced yet: this model cannot run until it has a price.',
+    ...(unit === 'per_token' ? { input_usd_per_1m: null, output_usd_per_1m: null, input_credits_per_1m: null, output_credits_per_1m: null } : {}),
+    currency: 'credits',
+    credit_usd: CREDIT_USD,
+    credit_cost_input_per_1k: null,
+    credit_cost_output_per_1k: null,
+    credit_cost_fixed: null,
+  };
 }
 
 /** A scaled price times a (possibly fractional) number of seconds, exact to 3 decimals of a second. */

@@ -9,6 +9,7 @@ import { estimateInputTokens, holdOf } from './chat-quote.ts';
 import { GatewayError } from '../shared/errors.ts';
 import { parseChatRequest, type ChatRequest } from './chat-request.ts';
 import { checkContentSupport } from './content-support.ts';
+import { mediaHoldTokens, type MediaLimits, type MediaPart } from './media/media-hold.ts';
 import { planProviderCall, type ProviderPlan } from './provider-plan.ts';
 
 /** Categories whose slugs are not chat models at all (404 on chat). */
@@ -29,8 +30,8 @@ export interface PreparedChat {
   model: CatalogModel;
   plan: ProviderPlan;
   prices: TokenPrices;
-  /** Input tokens the images and PDF pages may cost at most. */
-  mediaTokens: number;
+  /** The images and PDFs to read and price before the hold. */
+  media: MediaPart[];
 }
 
 /** Validation, model, plan and content support: no money touched (their errors come before the hold). */
@@ -39,7 +40,7 @@ export function prepareChat(body: unknown, catalog: Catalog): PreparedChat {
   const model = resolveChatModel(request.model, catalog);
   const plan = planProviderCall(request, model);
   const media = checkContentSupport(request.messages, plan.provider, plan.call.routing);
-  return { request, model, plan, prices: model.prices as TokenPrices, mediaTokens: media.tokens };
+  return { request, model, plan, prices: model.prices as TokenPrices, media: media.parts };
 }
 
 export function resolveChatModel(name: string, catalog: Catalog): CatalogModel {
@@ -54,9 +55,13 @@ export function resolveChatModel(name: string, catalog: Catalog): CatalogModel {
   return model;
 }
 
-/** The quote: input estimate (real tokenizer) plus images and PDF pages, plus the capped output, at the model's prices. */
-export async function quoteChat(prepared: PreparedChat, jobId: string): Promise<AdmittedChat> {
-  const inputTokens = (await estimateInputTokens(prepared.request)) + prepared.mediaTokens;
+/**
+ * The quote: input estimate (real tokenizer) plus every image and PDF page read and priced
+ * (content support, continued, with the media limits), plus the capped output, at the model's prices.
+ */
+export async function quoteChat(prepared: PreparedChat, jobId: string, media: MediaLimits): Promise<AdmittedChat> {
+  const mediaTokens = await mediaHoldTokens(prepared.media, prepared.plan.call.routing.images, media);
+  const inputTokens = (await estimateInputTokens(prepared.request)) + mediaTokens;
   const held = holdOf(prepared.prices, inputTokens, prepared.plan.call.maxTokens);
   return { request: prepared.request, model: prepared.model, plan: prepared.plan, prices: prepared.prices, jobId, held, inputTokens };
 }

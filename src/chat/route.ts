@@ -47,7 +47,7 @@ export function registerChatRoute(app: FastifyInstance, deps: ChatRouteDeps): vo
       throw new GatewayError('model_unavailable', `The model '${prepared.request.model}' cannot run now: its provider is not connected yet.`, { param: 'model' });
     }
     const jobId = randomUUID();
-    const admitted = await quoteChat(prepared, jobId);
+    const admitted = await quoteChat(prepared, jobId, deps.config.media);
     // Every header of the answer is known and valid before any money moves.
     const headers = answerHeaders(reply, { 'x-service-job-id': jobId, 'x-service-ignored-params': admitted.plan.ignored });
     const key = pass.key.record;
