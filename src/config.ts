@@ -30,6 +30,8 @@ export interface Config {
   host: string;
   databaseUrl: string;
   redisUrl: string | undefined;
+  /** Starts every Redis key and channel name, so several gateways (or test runs) can share one Redis. */
+  redisPrefix: string;
   adminToken: string | undefined;
   providers: Record<ConfiguredProvider, ProviderEndpoint>;
   catalogFile: string;
@@ -58,6 +60,7 @@ const envSchema = z.object({
     .regex(/^(sqlite:.+|postgres(ql)?:\/\/.+)$/, 'must be sqlite:PATH, sqlite::memory: or postgres://…')
     .default('sqlite:./data/gateway.db'),
   REDIS_URL: z.string().regex(/^rediss?:\/\/.+/, 'must be redis://… or rediss://…').optional(),
+  REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.:{}-]{1,100}$/, 'must be 1–100 letters, digits or _ . : { } -').default('model-gateway:'),
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   PROVIDER_1_BASE_URL: url.default(PUBLIC_BASE_URLS.provider_1),
   PROVIDER_2_BASE_URL: url.default(PUBLIC_BASE_URLS.provider_2),
@@ -101,6 +104,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
+    redisPrefix: e.REDIS_PREFIX,
     adminToken: e.ADMIN_TOKEN,
     providers: {
       provider_1: { baseUrl: stripSlash(e.PROVIDER_1_BASE_URL), apiKey: e.PROVIDER_1_API_KEY },
