@@ -1,3 +1,4 @@
+/* global module */
 /**
  * The layer rules of src/ (README "Architecture"): every folder imports only from its own
  * layer's lower neighbours, never upward, and no two folders import each other in a cycle.

@@ -42,7 +42,13 @@ export async function openSharedState(config: Pick<Config, 'redisUrl' | 'redisPr
   });
   const subscriber = new Redis(url, { ...base, autoResubscribe: false });
   // Every reconnect attempt emits an error; outages are logged once by the users of the connections.
-  for (const connection of [commands, subscriber]) connection.on('error', (err: Error) => log.debug({ err }, 'Redis connection error'));
+  let firstError: Error | undefined;
+  for (const connection of [commands, subscriber]) {
+    connection.on('error', (err: Error) => {
+      firstError ??= err;
+      log.debug({ err }, 'Redis connection error');
+    });
+  }
   let keyEvents: RedisKeyEvents;
   try {
     await Promise.all([commands.connect(), subscriber.connect()]);
@@ -51,7 +57,8 @@ export async function openSharedState(config: Pick<Config, 'redisUrl' | 'redisPr
   } catch (error) {
     commands.disconnect();
     subscriber.disconnect();
-    const reason = error instanceof Error ? error.message : String(error);
+    // The connection's own error (refused, timed out, wrong password) says more than "Connection is closed".
+    const reason = firstError?.message ?? (error instanceof Error ? error.message : String(error));
     throw new ConfigError(
       `REDIS_URL: cannot reach Redis at ${redacted(url)} (${reason}). ` +
         'The gateway does not start without the Redis it is configured with; unset REDIS_URL to run a single process without it.',
