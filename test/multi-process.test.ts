@@ -9,7 +9,7 @@ import { ADMIN_TOKEN, http, type HttpResponse } from './helpers/gateway.ts';
 import { createDatabase, type TestDatabase } from './helpers/postgres.ts';
 import { startGatewayProcess, type GatewayProcess } from './helpers/process.ts';
 import { dropRedisPrefix, REDIS_URL, redisPrefix } from './helpers/redis.ts';
-import { closedPort, startTcpProxy, type TcpProxy } from './helpers/tcp-proxy.ts';
+import { startTcpProxy, type TcpProxy } from './helpers/tcp-proxy.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -137,22 +137,12 @@ describe('key revocation across processes (Redis)', () => {
     } finally {
       await proxyB.restore();
     }
-    // Logged at start-up and again now.
+    // Logged at start-up and again now; the limiter's return is noticed by the next request after its connection is back.
     await within(5_000, () => b.output().split('Redis reachable: key changes are shared between processes').length === 3);
+    await within(5_000, async () => {
+      expect((await models(b, other.key)).status).toBe(200);
+      return b.output().includes('Redis reachable: rate-limit windows are shared between processes again');
+    });
     expect((await models(b, key)).status).toBe(401);
-    expect((await models(b, other.key)).status).toBe(200);
-    expect(b.output()).toContain('Redis reachable: rate-limit windows are shared between processes again');
-  });
-});
-
-describe('Redis unreachable at start-up', () => {
-  it('the process stops at once with exit code 2 and a message naming REDIS_URL', async () => {
-    const port = await closedPort();
-    const failed = await startGatewayProcess({ DATABASE_URL: database.url, ADMIN_TOKEN, REDIS_URL: `redis://127.0.0.1:${port}` }).then(
-      () => undefined,
-      (error: { exitCode: number; output: string }) => error,
-    );
-    expect(failed?.exitCode).toBe(2);
-    expect(failed?.output).toContain(`REDIS_URL: cannot reach Redis at redis://127.0.0.1:${port}`);
   });
 });
