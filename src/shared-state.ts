@@ -4,7 +4,7 @@
  * channel named under REDIS_PREFIX), over two connections: one for commands (limit
  * scripts, publishing key changes) and one subscribed to key changes.
  */
-import { Redis, type RedisOptions } from 'ioredis';
+import type { RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { ConfigError, type Config } from './config.ts';
 import { MemoryRateLimiter, type RateLimiter } from './gate/rate-limit/rate-limiter.ts';
@@ -26,6 +26,8 @@ export async function openSharedState(config: Pick<Config, 'redisUrl' | 'redisPr
   if (config.redisUrl === undefined) {
     return { keyEvents: new LocalKeyEvents(), rateLimiter: new MemoryRateLimiter(), close: () => Promise.resolve() };
   }
+  // Loaded only when used: it costs every process start (the admin CLI's too) over 100 ms.
+  const { Redis } = await import('ioredis');
   const url = config.redisUrl;
   const base: RedisOptions = {
     lazyConnect: true,
