@@ -51,12 +51,12 @@ export async function openSharedState(config: Pick<Config, 'redisUrl' | 'redisPr
       log.debug({ err }, 'Redis connection error');
     });
   }
-  let keyEvents: RedisKeyEvents;
+  const keyEvents = new RedisKeyEvents(commands, subscriber, `${config.redisPrefix}key-changes`, log);
   try {
     await Promise.all([commands.connect(), subscriber.connect()]);
-    keyEvents = new RedisKeyEvents(commands, subscriber, `${config.redisPrefix}key-changes`, log);
     await keyEvents.start();
   } catch (error) {
+    keyEvents.stop();
     commands.disconnect();
     subscriber.disconnect();
     // The connection's own error (refused, timed out, wrong password) says more than "Connection is closed".

@@ -25,6 +25,7 @@ export class RedisKeyEvents implements KeyEvents {
   private readonly liveListeners = new Set<(live: boolean) => void>();
   private readonly unsent: string[] = [];
   private subscribed = false;
+  private joining: Promise<void> | undefined;
   private readonly check: NodeJS.Timeout;
 
   constructor(
@@ -89,9 +90,13 @@ export class RedisKeyEvents implements KeyEvents {
     for (const message of pending) await this.send(message);
   }
 
-  private async joinChannel(): Promise<void> {
-    await this.subscriber.subscribe(this.channel);
-    this.setLive(true);
+  /** One SUBSCRIBE at a time (start-up and a reconnection may both ask). */
+  private joinChannel(): Promise<void> {
+    this.joining ??= this.subscriber
+      .subscribe(this.channel)
+      .then(() => this.setLive(true))
+      .finally(() => (this.joining = undefined));
+    return this.joining;
   }
 
   private receive(message: string): void {
