@@ -37,7 +37,7 @@ export interface RateLimiter {
 }
 
 /** The decision for a window holding `count` events (after this one, when allowed), the oldest at `oldest`. */
-export function decision(limit: WindowLimit, allowed: boolean, count: number, oldest: number, now: number): RateLimitDecision {
+export function windowDecision(limit: WindowLimit, allowed: boolean, count: number, oldest: number, now: number): RateLimitDecision {
   if (!allowed) {
     return { allowed, limit: limit.capacity, remaining: 0, resetSeconds: Math.max(1, Math.ceil((oldest + limit.windowMs - now) / 1000)) };
   }
@@ -61,10 +61,10 @@ class EventLog {
       this.head = (this.head + 1) % capacity;
       this.count--;
     }
-    if (this.count >= capacity) return decision(this.limit, false, this.count, this.times[this.head] as number, now);
+    if (this.count >= capacity) return windowDecision(this.limit, false, this.count, this.times[this.head] as number, now);
     this.times[(this.head + this.count) % capacity] = now;
     this.count++;
-    return decision(this.limit, true, this.count, 0, now);
+    return windowDecision(this.limit, true, this.count, 0, now);
   }
 
   peek(now: number): RateLimitDecision {
@@ -78,7 +78,7 @@ class EventLog {
         if (t < oldest) oldest = t;
       }
     }
-    return decision(this.limit, inWindow < capacity, inWindow, oldest, now);
+    return windowDecision(this.limit, inWindow < capacity, inWindow, oldest, now);
   }
 
   idleSince(now: number): boolean {
@@ -108,7 +108,7 @@ export class MemoryRateLimiter implements RateLimiter {
 
   peek(limit: WindowLimit, subject: string, now: number): RateLimitDecision {
     const log = this.logs.get(`${limit.name} ${subject}`);
-    if (log === undefined || !sameLimit(log.limit, limit)) return decision(limit, true, 0, 0, now);
+    if (log === undefined || !sameLimit(log.limit, limit)) return windowDecision(limit, true, 0, 0, now);
     return log.peek(now);
   }
 

@@ -7,7 +7,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { decision, MemoryRateLimiter, type RateLimitDecision, type RateLimiter, type WindowLimit } from './rate-limiter.ts';
+import { MemoryRateLimiter, windowDecision, type RateLimitDecision, type RateLimiter, type WindowLimit } from './rate-limiter.ts';
 
 /**
  * KEYS[1] the window; ARGV: window ms, capacity, this event's member, '1' to count or '0' to peek.
@@ -78,6 +78,6 @@ export class RedisRateLimiter implements RateLimiter {
       this.log.info('Redis reachable: rate-limit windows are shared between processes again');
     }
     const [allowed, inWindow, oldest, redisNow] = reply as [number, number, number, number];
-    return decision(limit, allowed === 1, inWindow, oldest, redisNow);
+    return windowDecision(limit, allowed === 1, inWindow, oldest, redisNow);
   }
 }
