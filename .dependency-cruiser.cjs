@@ -11,7 +11,7 @@ const LAYERS = [
   ['providers'],
   ['http', 'config.ts'],
   ['chat', 'embeddings', 'media', 'audio', 'jobs', 'mcp', 'admin', 'fine-tuning', 'limits-notify'],
-  ['gateway.ts', 'main.ts', 'demo-providers.ts', 'cli'],
+  ['gateway.ts', 'shared-state.ts', 'main.ts', 'demo-providers.ts', 'cli'],
 ];
 
 const pathOf = (names) => `^src/(${names.map((n) => n.replace('.', '\\.')).join('|')})(/|$)`;

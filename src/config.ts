@@ -28,6 +28,8 @@ export interface Config<Provider extends ProviderId = ConfiguredProvider> {
   host: string;
   databaseUrl: string;
   redisUrl: string | undefined;
+  /** Starts every Redis key and channel name, so several gateways (or test runs) can share one Redis. */
+  redisPrefix: string;
   adminToken: string | undefined;
   /** PROVIDER_N_BASE_URL and PROVIDER_N_API_KEY of every provider with a descriptor. */
   providers: Record<Provider, ProviderEndpoint>;
@@ -59,6 +61,7 @@ const envSchema = z.object({
     .regex(/^(sqlite:.+|postgres(ql)?:\/\/.+)$/, 'must be sqlite:PATH, sqlite::memory: or postgres://…')
     .default('sqlite:./data/gateway.db'),
   REDIS_URL: z.string().regex(/^rediss?:\/\/.+/, 'must be redis://… or rediss://…').optional(),
+  REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.:{}-]{1,100}$/, 'must be 1–100 letters, digits or _ . : { } -').default('model-gateway:'),
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   CATALOG_FILE: z.string().min(1).default(DEFAULT_CATALOG_FILE),
   TRUST_PROXY: optionalString,
@@ -121,6 +124,7 @@ export function loadConfig(env: Env = process.env, descriptors: readonly Provide
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
+    redisPrefix: e.REDIS_PREFIX,
     adminToken: e.ADMIN_TOKEN,
     providers: providers as Record<ProviderId, ProviderEndpoint>,
     catalogFile: e.CATALOG_FILE,

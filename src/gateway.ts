@@ -23,11 +23,12 @@ import { registerCatalogRoutes } from './catalog/routes.ts';
 import type { Config, ProviderEndpoint } from './config.ts';
 import { AccessGate } from './gate/access-gate.ts';
 import { KeyCache } from './gate/key-cache.ts';
-import { MemoryRateLimiter, type RateLimiter } from './gate/rate-limit/rate-limiter.ts';
+import type { RateLimiter } from './gate/rate-limit/rate-limiter.ts';
 import { createServer } from './http/server.ts';
 import { registerUnbuiltRoutes, UNBUILT_ROUTES } from './http/unbuilt-routes.ts';
-import { KeyEvents } from './keys/key-events.ts';
+import type { KeyEvents } from './keys/key-events.ts';
 import { KeyService } from './keys/key-service.ts';
+import { openSharedState } from './shared-state.ts';
 import { openStore } from './store/open-store.ts';
 import type { Store } from './store/types.ts';
 
@@ -63,10 +64,15 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     keyedProviders: describedProviderIds(PROVIDERS),
     providerHasCredentials: (provider) => endpoints[provider]?.apiKey !== undefined,
   });
-  const store = overrides.store ?? (await openStore(config.databaseUrl));
-  const keyEvents = new KeyEvents();
+  // Redis (REDIS_URL) is checked before the database: an unreachable one stops start-up.
+  const shared = await openSharedState(config, logger);
+  const store = overrides.store ?? (await openStore(config.databaseUrl).catch(async (error: unknown) => {
+    await shared.close();
+    throw error;
+  }));
+  const keyEvents = shared.keyEvents;
   const keys = new KeyService(store, keyEvents);
-  const gate = new AccessGate(new KeyCache(store, keyEvents), overrides.rateLimiter ?? new MemoryRateLimiter(), config.trustProxy);
+  const gate = new AccessGate(new KeyCache(store, keyEvents), overrides.rateLimiter ?? shared.rateLimiter, config.trustProxy);
   const app = createServer({ logger, bodyLimitBytes: config.bodyLimitBytes, gate });
 
   // Crash recovery: holds left by processes that are gone are refunded before serving.
@@ -106,6 +112,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
       clearInterval(heartbeat);
       await app.close();
       await upstream.close();
+      await shared.close();
       if (overrides.store === undefined) await store.close();
     },
   };

@@ -10,7 +10,7 @@ import { hasScope, type Scope } from '../shared/scopes.ts';
 import type { AddressMatcher } from './address-match.ts';
 import { resolveClientAddress, type ClientAddress } from './client-address.ts';
 import type { KeyCache, ResolvedKey } from './key-cache.ts';
-import type { RateLimitDecision, RateLimiter } from './rate-limit/rate-limiter.ts';
+import { requestsPerMinute, type RateLimitDecision, type RateLimiter } from './rate-limit/rate-limiter.ts';
 
 export interface GateRequest {
   authorization: string | undefined;
@@ -88,7 +88,7 @@ export class AccessGate {
       throw await this.refuse(record.id, record.requestsPerMinute, now,
         new GatewayError('insufficient_scope', `This API key lacks the '${scope}' scope`));
     }
-    const rate = await this.limiter.hit(record.id, record.requestsPerMinute, now);
+    const rate = await this.limiter.hit(requestsPerMinute(record.requestsPerMinute), record.id, now);
     if (!rate.allowed) {
       throw new GatewayError('rate_limit_exceeded', `Rate limit of ${rate.limit} requests per minute exceeded. Retry after ${rate.resetSeconds} seconds.`, {
         headers: rateLimitHeaders(rate),
@@ -98,7 +98,7 @@ export class AccessGate {
   }
 
   private async refuse(keyId: string, limit: number, now: number, error: GatewayError): Promise<RefusedAfterKey> {
-    const rate = await this.limiter.peek(keyId, limit, now);
+    const rate = await this.limiter.peek(requestsPerMinute(limit), keyId, now);
     return new RefusedAfterKey(error, rate);
   }
 }

@@ -2,6 +2,8 @@
  * Secret → key record, without a database query once a key is cached.
  * Entries are dropped at once when a key changes (KeyEvents); unknown secrets are
  * remembered too (bounded), so a flood of bad keys does not reach the database.
+ * While key events are not live (Redis away) nothing is cached: every key is read
+ * from the database, so a key changed by another process is never served stale.
  */
 import type { KeyEvents } from '../keys/key-events.ts';
 import { hashKeySecret } from '../keys/key-secret.ts';
@@ -25,18 +27,25 @@ export class KeyCache {
 
   constructor(
     private readonly store: Store,
-    events: KeyEvents,
+    private readonly events: KeyEvents,
   ) {
     events.subscribe((change) => {
       this.generation++;
       this.known.delete(change.hash);
       this.unknown.delete(change.hash);
     });
+    // Changes may have been missed while the events were down: start again from empty.
+    events.onLiveChange(() => {
+      this.generation++;
+      this.known.clear();
+      this.unknown.clear();
+    });
   }
 
   /** The key for a well-formed secret, or undefined when no key has it (revoked and expired keys are returned). */
   async resolve(secret: string): Promise<ResolvedKey | undefined> {
     const hash = hashKeySecret(secret);
+    if (!this.events.live) return this.read(hash);
     const hit = this.known.get(hash);
     if (hit !== undefined) return hit;
     if (this.unknown.has(hash)) return undefined;
@@ -53,8 +62,7 @@ export class KeyCache {
     const record = await this.store.findKeyByHash(hash);
     if (generation !== this.generation) {
       // A key changed meanwhile: answer from a fresh read, cache nothing.
-      const fresh = await this.store.findKeyByHash(hash);
-      return fresh === undefined ? undefined : { record: fresh, allowlist: compileAllowlist(fresh.ipAllowlist) };
+      return this.read(hash);
     }
     if (record === undefined) {
       if (this.unknown.size >= MAX_UNKNOWN) this.unknown.clear();
@@ -64,6 +72,12 @@ export class KeyCache {
     const resolved = { record, allowlist: compileAllowlist(record.ipAllowlist) };
     this.known.set(hash, resolved);
     return resolved;
+  }
+
+  /** Straight from the database, cached nowhere. */
+  private async read(hash: string): Promise<ResolvedKey | undefined> {
+    const record = await this.store.findKeyByHash(hash);
+    return record === undefined ? undefined : { record, allowlist: compileAllowlist(record.ipAllowlist) };
   }
 }
 

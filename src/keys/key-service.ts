@@ -1,8 +1,8 @@
 /**
  * Key lifecycle rules: creation (secret shown once, at most 20 active keys),
  * edits, revoke, rotate (same settings, old key off at the same moment, usage
- * carried by the key family). Every change is announced on KeyEvents so caches
- * and in-flight runs react at once.
+ * carried by the key family). Every change is announced on KeyEvents so the caches
+ * and in-flight runs of every gateway process react at once.
  */
 import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../shared/errors.ts';
@@ -49,21 +49,21 @@ export class KeyService {
         details: { formErrors: [`at most ${MAX_ACTIVE_KEYS} active keys per account`], fieldErrors: {} },
       });
     }
-    this.events.publish({ keyId: record.id, hash: record.hash, kind: 'created' });
+    await this.events.publish({ keyId: record.id, hash: record.hash, kind: 'created' });
     return { record, secret };
   }
 
   async update(keyId: string, patch: ApiKeyPatch): Promise<ApiKeyRecord> {
     await this.require(keyId);
     const updated = (await this.store.updateKey(keyId, patch)) as ApiKeyRecord;
-    this.events.publish({ keyId, hash: updated.hash, kind: 'updated' });
+    await this.events.publish({ keyId, hash: updated.hash, kind: 'updated' });
     return updated;
   }
 
   async revoke(keyId: string): Promise<ApiKeyRecord> {
     await this.require(keyId);
     const revoked = (await this.store.revokeKey(keyId, this.now())) as ApiKeyRecord;
-    this.events.publish({ keyId, hash: revoked.hash, kind: 'revoked' });
+    await this.events.publish({ keyId, hash: revoked.hash, kind: 'revoked' });
     return revoked;
   }
 
@@ -76,8 +76,8 @@ export class KeyService {
     const issued = this.mint({ ...old, id: randomUUID(), createdAt: now });
     const replaced = await this.store.rotateKey(old.id, issued.record, now);
     if (replaced === undefined) throw new GatewayError('invalid_request', 'Only an active key can be rotated.');
-    this.events.publish({ keyId: old.id, hash: old.hash, kind: 'revoked' });
-    this.events.publish({ keyId: issued.record.id, hash: issued.record.hash, kind: 'created' });
+    await this.events.publish({ keyId: old.id, hash: old.hash, kind: 'revoked' });
+    await this.events.publish({ keyId: issued.record.id, hash: issued.record.hash, kind: 'created' });
     return issued;
   }
 
