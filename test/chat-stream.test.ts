@@ -193,7 +193,7 @@ describe('stream failures', () => {
     // Far less than the full answer (40 words) would cost at the hold's output price.
     expect(charged).toBeLessThan(costMicro(200, 60));
     const job = await h.gw.gateway.store.getJob(response.headers['x-service-job-id'] as string);
-    expect(job?.status).toBe('client_closed');
+    expect(job?.status).toBe('canceled');
   });
 
   it('the client closing before the first chunk is recorded as 499 client_closed_request and refunded', async () => {
@@ -213,7 +213,7 @@ describe('stream failures', () => {
     expect(await money(h.gw, accountId)).toEqual(before);
     const ledger = (await h.gw.admin('GET', `/admin/v1/accounts/${accountId}/ledger`)).json;
     const job = await h.gw.gateway.store.getJob(ledger[0].job_id);
-    expect(job).toMatchObject({ status: 'failed', errorCode: 'client_closed_request' });
+    expect(job).toMatchObject({ status: 'canceled', errorCode: 'client_closed_request' });
   });
 });
 

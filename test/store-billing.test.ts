@@ -49,7 +49,7 @@ for (const dialect of DIALECTS) {
       return account.id;
     };
     const hold = (accountId: string, amount: number, instanceId = 'i1') =>
-      store.hold({ jobId: randomUUID(), accountId, keyId: null, keyFamilyId: 'fam', kind: 'chat', model: 'm', amount, at: Date.now(), instanceId });
+      store.hold({ jobId: randomUUID(), accountId, keyId: null, keyFamilyId: 'fam', kind: 'chat', model: 'm', amount, at: Date.now(), instanceId, clientAddress: null, countsTowardKeyLimits: true });
 
     const ledgerBalance = async (accountId: string) => {
       const rows = await store.listLedger(accountId, 10_000);
@@ -73,18 +73,18 @@ for (const dialect of DIALECTS) {
     it('settle charges the cost (capped at the hold) and releases the rest; settle and refund happen once', async () => {
       const accountId = await newAccount(5_000_000);
       const jobId = randomUUID();
-      await store.hold({ jobId, accountId, keyId: null, keyFamilyId: 'fam', kind: 'chat', model: 'm', amount: 2_000_000, at: Date.now(), instanceId: 'i1' });
+      await store.hold({ jobId, accountId, keyId: null, keyFamilyId: 'fam', kind: 'chat', model: 'm', amount: 2_000_000, at: Date.now(), instanceId: 'i1', clientAddress: null, countsTowardKeyLimits: true });
       expect(await store.getAccount(accountId)).toMatchObject({ balance: 5_000_000, held: 2_000_000 });
-      const charged = await store.settle(jobId, { cost: 123_457, promptTokens: 10, completionTokens: 20, status: 'succeeded', at: Date.now() });
+      const charged = await store.settle(jobId, { cost: 123_457, usage: { prompt_tokens: 10, completion_tokens: 20 }, status: 'succeeded', at: Date.now() });
       expect(charged).toBe(123_457);
       expect(await store.getAccount(accountId)).toMatchObject({ balance: 4_876_543, held: 0 });
-      expect(await store.settle(jobId, { cost: 5, promptTokens: 1, completionTokens: 1, status: 'succeeded', at: Date.now() })).toBe(0);
-      expect(await store.refund(jobId, 'upstream_error', Date.now())).toBe(false);
-      expect(await store.getJob(jobId)).toMatchObject({ status: 'succeeded', cost: 123_457, promptTokens: 10, completionTokens: 20 });
+      expect(await store.settle(jobId, { cost: 5, usage: { prompt_tokens: 1, completion_tokens: 1 }, status: 'succeeded', at: Date.now() })).toBe(0);
+      expect(await store.refund(jobId, { status: 'failed', errorCode: 'upstream_error', at: Date.now() })).toBe(false);
+      expect(await store.getJob(jobId)).toMatchObject({ status: 'succeeded', cost: 123_457, usage: { prompt_tokens: 10, completion_tokens: 20 } });
 
       const big = randomUUID();
-      await store.hold({ jobId: big, accountId, keyId: null, keyFamilyId: 'fam', kind: 'chat', model: 'm', amount: 1_000, at: Date.now(), instanceId: 'i1' });
-      expect(await store.settle(big, { cost: 9_999, promptTokens: 1, completionTokens: 1, status: 'succeeded', at: Date.now() })).toBe(1_000);
+      await store.hold({ jobId: big, accountId, keyId: null, keyFamilyId: 'fam', kind: 'chat', model: 'm', amount: 1_000, at: Date.now(), instanceId: 'i1', clientAddress: null, countsTowardKeyLimits: true });
+      expect(await store.settle(big, { cost: 9_999, usage: { prompt_tokens: 1, completion_tokens: 1 }, status: 'succeeded', at: Date.now() })).toBe(1_000);
       expect(await ledgerBalance(accountId)).toEqual({ balance: 4_875_543, held: 0 });
       expect((await store.getAccount(accountId))?.balance).toBe(4_875_543);
     });
@@ -92,9 +92,9 @@ for (const dialect of DIALECTS) {
     it('refund releases the whole hold; the ledger records hold then refund', async () => {
       const accountId = await newAccount(1_000_000);
       const jobId = randomUUID();
-      await store.hold({ jobId, accountId, keyId: null, keyFamilyId: 'fam', kind: 'chat', model: 'm', amount: 600_000, at: Date.now(), instanceId: 'i1' });
+      await store.hold({ jobId, accountId, keyId: null, keyFamilyId: 'fam', kind: 'chat', model: 'm', amount: 600_000, at: Date.now(), instanceId: 'i1', clientAddress: null, countsTowardKeyLimits: true });
       expect((await hold(accountId, 600_000)).ok).toBe(false);
-      expect(await store.refund(jobId, 'upstream_error', Date.now())).toBe(true);
+      expect(await store.refund(jobId, { status: 'failed', errorCode: 'upstream_error', at: Date.now() })).toBe(true);
       expect(await store.getAccount(accountId)).toMatchObject({ balance: 1_000_000, held: 0 });
       const kinds = (await store.listLedger(accountId, 10)).filter((r) => r.jobId === jobId).map((r) => r.kind);
       expect(kinds).toEqual(['refund', 'hold']);

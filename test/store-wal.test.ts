@@ -18,8 +18,8 @@ describe('WAL checkpointer', () => {
       const before = statSync(file).size;
       for (let i = 0; i < 40; i++) {
         const jobId = randomUUID();
-        await store.hold({ jobId, accountId: account.id, keyId: null, keyFamilyId: null, kind: 'chat', model: 'm', amount: 10, at: Date.now(), instanceId: 'x' });
-        await store.settle(jobId, { cost: 5, promptTokens: 1, completionTokens: 1, status: 'succeeded', at: Date.now() });
+        await store.hold({ jobId, accountId: account.id, keyId: null, keyFamilyId: null, kind: 'chat', model: 'm', amount: 10, at: Date.now(), instanceId: 'x', clientAddress: null, countsTowardKeyLimits: true });
+        await store.settle(jobId, { cost: 5, usage: { prompt_tokens: 1, completion_tokens: 1 }, status: 'succeeded', at: Date.now() });
       }
       expect(statSync(`${file}-wal`).size).toBeGreaterThan(0);
       const afterWrites = statSync(file).size;

@@ -10,7 +10,9 @@ import { estimateInputTokens, holdOf } from './chat-quote.ts';
 import { microToCredits } from '../billing/money.ts';
 import type { GatePass } from '../gate/access-gate.ts';
 import { GatewayError } from '../shared/errors.ts';
+import type { HoldRefusal } from '../store/money-contract.ts';
 import type { Store } from '../store/types.ts';
+import { startOfNextUtcDay, startOfNextUtcMonth } from '../shared/time.ts';
 import { parseChatRequest, type ChatRequest } from './chat-request.ts';
 import { checkContentSupport } from './content-support.ts';
 import { planProviderCall, type ProviderPlan } from './provider-plan.ts';
@@ -32,6 +34,8 @@ export interface AdmissionDeps {
   catalog: Catalog;
   store: Store;
   instanceId: string;
+  /** The client address (trial rule per address); null when it cannot be determined. */
+  clientAddress: string | null;
   now: () => number;
 }
 
@@ -66,6 +70,7 @@ export async function admitChat(body: unknown, pass: GatePass, deps: AdmissionDe
   const held = holdOf(prepared.prices, inputTokens, prepared.plan.call.maxTokens);
   const jobId = randomUUID();
   const key = pass.key.record;
+  const at = deps.now();
   const result = await deps.store.hold({
     jobId,
     accountId: key.accountId,
@@ -74,14 +79,32 @@ export async function admitChat(body: unknown, pass: GatePass, deps: AdmissionDe
     kind: 'chat',
     model: prepared.model.entry.slug,
     amount: held,
-    at: deps.now(),
+    at,
     instanceId: deps.instanceId,
+    clientAddress: deps.clientAddress,
+    countsTowardKeyLimits: true,
   });
-  if (!result.ok) {
-    throw new GatewayError(
-      'insufficient_credits',
-      `Insufficient credits: this request holds ${microToCredits(held)} credits (input estimate plus max_tokens output) and ${microToCredits(Math.max(0, result.available))} are available. Top up, or lower max_tokens.`,
-    );
-  }
+  if (!result.ok) throw refusalError(result, held, at);
   return { ...prepared, jobId, held, inputTokens };
+}
+
+/** The answer to a refused hold, in the spec's terms. */
+function refusalError(refusal: HoldRefusal, held: number, at: number): GatewayError {
+  switch (refusal.reason) {
+    case 'insufficient_credits':
+      return new GatewayError(
+        'insufficient_credits',
+        `Insufficient credits: this request holds ${microToCredits(held)} credits (input estimate plus max_tokens output) and ${microToCredits(Math.max(0, refusal.available))} are available. Top up, or lower max_tokens.`,
+      );
+    case 'spending_limit':
+      return new GatewayError('spending_limit_reached', `This request would pass the account's monthly spending limit of ${microToCredits(refusal.limit)} credits (${microToCredits(refusal.spent)} spent or held this month).`);
+    case 'key_limit': {
+      const reset = refusal.period === 'daily' ? startOfNextUtcDay(at) : startOfNextUtcMonth(at);
+      return new GatewayError('api_key_limit_exceeded', `This request would pass the key's ${refusal.period} credit limit of ${microToCredits(refusal.limit)} credits (${microToCredits(refusal.used)} used).`, {
+        headers: { 'x-key-limit-reset': new Date(reset).toISOString() },
+      });
+    }
+    case 'trial':
+      return new GatewayError('trial_limit', `Trial limit reached (${refusal.rule.replace(/_/g, ' ')}). A top-up lifts the trial rules.`);
+  }
 }

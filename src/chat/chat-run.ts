@@ -85,12 +85,17 @@ class Run {
   async settle(usage: Usage, status: 'succeeded' | 'client_closed'): Promise<void> {
     this.finish();
     const cost = costOf(this.ctx.admitted.prices, usage);
-    await this.deps.store.settle(this.ctx.admitted.jobId, { cost, promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, status, at: this.deps.now() });
+    await this.deps.store.settle(this.ctx.admitted.jobId, {
+      cost,
+      usage: { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens },
+      status: status === 'client_closed' ? 'canceled' : 'succeeded',
+      at: this.deps.now(),
+    });
   }
 
   async refund(code: string): Promise<void> {
     this.finish();
-    await this.deps.store.refund(this.ctx.admitted.jobId, code, this.deps.now());
+    await this.deps.store.refund(this.ctx.admitted.jobId, { status: code === 'client_closed_request' ? 'canceled' : 'failed', errorCode: code, at: this.deps.now() });
   }
 
   private finish(): void {

@@ -10,6 +10,7 @@ import { GatewayError } from '../shared/errors.ts';
 import type { AdapterTable } from '../providers/registry.ts';
 import type { UpstreamClient } from '../providers/upstream-client.ts';
 import type { Store } from '../store/types.ts';
+import { resolveClientAddress } from '../gate/client-address.ts';
 import { admitChat } from './admission.ts';
 import { runNonStream, runStream, type RunDeps } from './chat-run.ts';
 import type { InFlightRuns } from './in-flight.ts';
@@ -32,11 +33,13 @@ export function registerChatRoute(app: FastifyInstance, deps: ChatRouteDeps): vo
   }, async (request, reply) => {
     const pass = request.gate;
     if (pass === undefined) throw new GatewayError('invalid_api_key', 'Invalid API key');
-    const admitted = await admitChat(request.body, pass, { catalog: deps.catalog, store: deps.store, instanceId: deps.instanceId, now });
+    const client = resolveClientAddress(request.socket.remoteAddress, request.headers['x-forwarded-for'], deps.config.trustProxy).parsed;
+    const clientAddress = client === undefined ? null : client.toString();
+    const admitted = await admitChat(request.body, pass, { catalog: deps.catalog, store: deps.store, instanceId: deps.instanceId, clientAddress, now });
     const provider = admitted.plan.provider as ChatProviderId;
     const adapter = deps.adapters[provider];
     if (adapter === undefined) {
-      await deps.store.refund(admitted.jobId, 'model_unavailable', now());
+      await deps.store.refund(admitted.jobId, { status: 'failed', errorCode: 'model_unavailable', at: now() });
       throw new GatewayError('model_unavailable', `The model '${admitted.request.model}' cannot run now: its provider is not connected yet.`, { param: 'model' });
     }
     reply.header('x-service-job-id', admitted.jobId);

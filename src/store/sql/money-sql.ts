@@ -1,0 +1,218 @@
+/**
+ * The money path, each movement written once (money-plan.ts says how it runs on each
+ * database): `hold` reserves credits with every admission check inside it, `close`
+ * settles or refunds a job. Every limit is checked against a row the movement locks —
+ * the account (credits, spending limit, trial rules), the key family's usage counter,
+ * the client address's trial log — never against a count over jobs, which on
+ * PostgreSQL would miss a concurrent hold the statement waited for.
+ */
+import { startOfUtcDay, startOfUtcMonth } from '../../shared/time.ts';
+import { TRIAL_RULES, type HoldResult, type JobStatus, type NewHold, type UsageUnits } from '../money-contract.ts';
+import type { Movement, Outcome, Row } from './money-plan.ts';
+import { logIsFull, logPushed, runStamp } from './run-log.ts';
+
+const DAY_MS = 86_400_000;
+const T = TRIAL_RULES;
+
+/** The admission checks in the spec's order; the first failing one is the refusal (null: all pass so far). */
+const REFUSAL = `CASE
+    WHEN a_balance - a_held < @amount THEN 'insufficient_credits'
+    WHEN a_limit IS NOT NULL AND a_month_settled + a_held + @amount > a_limit THEN 'spending_limit'
+    WHEN f_daily_limit IS NOT NULL AND f_day_used + @amount > f_daily_limit THEN 'key_daily'
+    WHEN f_monthly_limit IS NOT NULL AND f_month_used + @amount > f_monthly_limit THEN 'key_monthly'
+    WHEN a_purchase = 1 THEN NULL
+    WHEN @amount > ${T.maxHold} THEN 'hold_too_large'
+    WHEN ${logIsFull('a_runs', T.maxRunsPerDay, '@since')} THEN 'runs_per_day'
+    WHEN a_failures >= ${T.maxFailuresInARow} THEN 'failures_in_a_row'
+    WHEN a_created > @bornAfter THEN 'account_too_new'
+  END`;
+
+/** Reads (and on PostgreSQL locks, account first) the account and the key family's counter; decides. */
+const verdict = `WITH acct AS MATERIALIZED (
+  SELECT balance AS a_balance, held AS a_held, has_purchase AS a_purchase, created_at AS a_created,
+         monthly_spending_limit AS a_limit, billing_emails AS a_billing, email AS a_email,
+         trial_runs AS a_runs, trial_failures AS a_failures,
+         CASE WHEN month_start >= @month THEN month_settled ELSE 0 END AS a_month_settled
+  FROM accounts WHERE id = @account {lock}
+), fam AS MATERIALIZED (
+  SELECT CASE WHEN f.day_start >= @day THEN f.day_used ELSE 0 END AS f_day_used,
+         CASE WHEN f.month_start >= @month THEN f.month_used ELSE 0 END AS f_month_used,
+         k.daily_limit AS f_daily_limit, k.monthly_limit AS f_monthly_limit,
+         k.warning_threshold AS f_threshold, k.email_alerts AS f_alerts
+  FROM key_families f LEFT JOIN api_keys k ON k.id = @key
+  WHERE f.family_id = @family AND @counts = 1 AND EXISTS (SELECT 1 FROM acct) {lock:f}
+), checked AS (
+  SELECT acct.*, fam.*, ${REFUSAL} AS v_refusal FROM acct LEFT JOIN fam ON 1 = 1
+)
+SELECT checked.*,
+  CASE WHEN v_refusal IS NULL AND a_purchase = 0 AND @address IS NOT NULL THEN 1 ELSE 0 END AS v_needs_address,
+  CASE WHEN v_refusal IS NULL AND f_day_used + @amount >= f_threshold * f_daily_limit THEN 1 ELSE 0 END AS v_warn_daily,
+  CASE WHEN v_refusal IS NULL AND f_month_used + @amount >= f_threshold * f_monthly_limit THEN 1 ELSE 0 END AS v_warn_monthly,
+  CASE WHEN f_alerts = 1 AND a_billing = 1 AND a_email IS NOT NULL THEN 1 ELSE 0 END AS v_mail
+FROM checked`;
+
+/** The trial rule per client address, last: the address's log is locked (upserted) only when every other check passed. */
+const trialAddress = `INSERT INTO trial_addresses (address, runs)
+SELECT @address, @stamp {from} WHERE :v_needs_address = 1
+ON CONFLICT (address) DO UPDATE SET runs = ${logPushed('trial_addresses.runs', T.maxRunsPerAddressPerDay, '@stamp')}
+WHERE NOT ${logIsFull('trial_addresses.runs', T.maxRunsPerAddressPerDay, '@since')}
+RETURNING address AS t_address`;
+
+const warnings = (['daily', 'monthly'] as const).map((period) => `SELECT @account, @key, @family, 'warning', '${period}', @${period === 'daily' ? 'day' : 'month'}, :f_threshold, @at {from}
+  WHERE :v_warn_${period} = 1 AND {exists:ok}`);
+const limitsReached = (['daily', 'monthly'] as const).map((period) => `SELECT @account, @key, @family, 'limit_reached', '${period}', @${period === 'daily' ? 'day' : 'month'}, 1, @at {from}
+  WHERE :v_refusal = 'key_${period}'`);
+
+export const holdMovement: Movement<NewHold, HoldResult> = {
+  name: 'hold',
+  params: {
+    job: 'text', account: 'text', key: 'text', family: 'text', kind: 'text', model: 'text', amount: 'bigint', at: 'bigint',
+    instance: 'text', address: 'text', counts: 'integer', day: 'bigint', month: 'bigint', since: 'bigint', bornAfter: 'bigint', stamp: 'text',
+  },
+  steps: [
+    { name: 'v', from: [], sql: verdict },
+    { name: 'addr', from: ['v'], sql: trialAddress },
+    { name: 'ok', from: ['v'], sql: 'SELECT 1 AS ok_pass {from} WHERE :v_refusal IS NULL AND (:v_needs_address = 0 OR {exists:addr})' },
+    {
+      name: 'reserve', from: ['ok', 'v'], sql: `UPDATE accounts SET held = held + @amount,
+  trial_runs = CASE WHEN :a_purchase = 0 THEN ${logPushed('trial_runs', T.maxRunsPerDay, '@stamp')} ELSE trial_runs END
+{from} WHERE id = @account`,
+    },
+    {
+      name: 'counted', from: ['ok'], sql: `UPDATE key_families SET
+  day_used = CASE WHEN day_start >= @day THEN day_used ELSE 0 END + @amount,
+  day_start = CASE WHEN day_start >= @day THEN day_start ELSE @day END,
+  month_used = CASE WHEN month_start >= @month THEN month_used ELSE 0 END + @amount,
+  month_start = CASE WHEN month_start >= @month THEN month_start ELSE @month END
+{from} WHERE family_id = @family AND @counts = 1`,
+    },
+    {
+      name: 'job', from: ['ok'], sql: `INSERT INTO jobs (id, account_id, key_id, key_family_id, kind, model, status, held, instance_id, client_address, counts_key, created_at)
+SELECT @job, @account, @key, @family, @kind, @model, 'processing', @amount, @instance, @address, @counts, @at {from}`,
+    },
+    {
+      name: 'booked_hold', from: ['ok'], sql: `INSERT INTO ledger (account_id, key_id, key_family_id, job_id, kind, amount, created_at)
+SELECT @account, @key, @family, @job, 'hold', @amount, @at {from}`,
+    },
+    {
+      // A warning when a hold reaches a key's threshold; limit_reached when a key limit refused it. Once per family, alert, limit and period.
+      name: 'notif', from: ['v'], sql: `INSERT INTO notifications (account_id, key_id, key_family_id, kind, limit_period, period_start, threshold, created_at)
+${[...warnings, ...limitsReached].join('\nUNION ALL ')}
+ON CONFLICT (key_family_id, kind, limit_period, period_start) DO NOTHING
+RETURNING id AS n_id`,
+    },
+    {
+      name: 'mail', from: ['notif', 'v'], sql: `INSERT INTO mail_outbox (notification_id, account_id, status, attempts, next_attempt_at, created_at)
+SELECT :n_id, @account, 'pending', 0, @at, @at {from} WHERE :v_mail = 1`,
+    },
+  ],
+  answer: 'v',
+  flags: ['addr', 'ok'],
+  bind: (h) => ({
+    job: h.jobId, account: h.accountId, key: h.keyId, family: h.keyFamilyId, kind: h.kind, model: h.model, amount: h.amount, at: h.at,
+    instance: h.instanceId, address: h.clientAddress, counts: h.countsTowardKeyLimits ? 1 : 0,
+    day: startOfUtcDay(h.at), month: startOfUtcMonth(h.at), since: h.at - DAY_MS, bornAfter: h.at - T.minAccountAgeMs, stamp: runStamp(h.at),
+  }),
+  read: holdAnswer,
+};
+
+function holdAnswer({ row, flags }: Outcome): HoldResult {
+  if (row === undefined) return { ok: false, reason: 'insufficient_credits', available: 0 };
+  if (flags.ok === true) return { ok: true };
+  const n = (column: string) => Number(row[column] ?? 0);
+  switch (row.v_refusal) {
+    case 'insufficient_credits':
+      return { ok: false, reason: 'insufficient_credits', available: n('a_balance') - n('a_held') };
+    case 'spending_limit':
+      return { ok: false, reason: 'spending_limit', limit: n('a_limit'), spent: n('a_month_settled') + n('a_held') };
+    case 'key_daily':
+      return { ok: false, reason: 'key_limit', period: 'daily', limit: n('f_daily_limit'), used: n('f_day_used') };
+    case 'key_monthly':
+      return { ok: false, reason: 'key_limit', period: 'monthly', limit: n('f_monthly_limit'), used: n('f_month_used') };
+    case 'hold_too_large':
+    case 'runs_per_day':
+    case 'failures_in_a_row':
+    case 'account_too_new':
+      return { ok: false, reason: 'trial', rule: row.v_refusal };
+    default:
+      // Every other check passed: the client address's log was full.
+      return { ok: false, reason: 'trial', rule: 'runs_per_address' };
+  }
+}
+
+/** Refunds that are the gateway's own fault, not the run's. */
+const GATEWAY_FAULTS = new Set(['internal_error', 'model_unavailable']);
+
+/**
+ * Trial rule "failures in a row": a run refunded as failed counts, unless the gateway caused it; a canceled
+ * run (the client left) neither counts nor breaks the series; a billed run ends it.
+ */
+export function isTrialFailure(status: string, errorCode: string | null): boolean {
+  return status === 'failed' && errorCode !== null && !GATEWAY_FAULTS.has(errorCode);
+}
+
+/** How a job ends: settled (billed) or refunded. */
+export interface Closing {
+  jobId: string;
+  refund: boolean;
+  status: Exclude<JobStatus, 'processing'>;
+  /** Micro-credits; capped at the hold (0 on a refund). */
+  cost: number;
+  usage: UsageUnits | null;
+  output: unknown;
+  errorCode: string | null;
+  at: number;
+  /** A refund that counts as a failure for the trial rule "failures in a row". */
+  failure: boolean;
+}
+
+export interface Closed {
+  closed: boolean;
+  charged: number;
+}
+
+export const closeMovement: Movement<Closing, Closed> = {
+  name: 'close',
+  params: {
+    job: 'text', status: 'text', cost: 'bigint', usage: 'text', output: 'text', code: 'text', at: 'bigint', month: 'bigint',
+    refund: 'integer', failure: 'integer',
+  },
+  steps: [
+    {
+      // Only a processing job closes: settle and refund happen once.
+      name: 'j', from: [], sql: `UPDATE jobs SET status = @status, finished_at = @at, error_code = @code, usage = @usage, output = @output,
+  cost = CASE WHEN @refund = 1 OR @cost < 0 THEN 0 WHEN @cost > held THEN held ELSE @cost END, lease_until = NULL
+WHERE id = @job AND status = 'processing'
+RETURNING account_id AS j_account, key_id AS j_key, key_family_id AS j_family, held AS j_held, cost AS j_cost,
+  created_at AS j_created, counts_key AS j_counts`,
+    },
+    {
+      name: 'charge', from: ['j'], sql: `UPDATE accounts SET held = held - :j_held, balance = balance - :j_cost,
+  month_settled = CASE WHEN month_start >= @month THEN month_settled ELSE 0 END + :j_cost,
+  month_start = CASE WHEN month_start >= @month THEN month_start ELSE @month END,
+  trial_failures = CASE WHEN @refund = 0 THEN 0 ELSE trial_failures + @failure END
+{from} WHERE id = :j_account
+RETURNING id AS c_account`,
+    },
+    {
+      // The family's usage keeps the hold until now: correct it to the charge, if the run still falls in the counted day / month.
+      name: 'uncounted', from: ['j', 'charge'], sql: `UPDATE key_families SET
+  day_used = CASE WHEN :j_created >= day_start THEN day_used - (:j_held - :j_cost) ELSE day_used END,
+  month_used = CASE WHEN :j_created >= month_start THEN month_used - (:j_held - :j_cost) ELSE month_used END
+{from} WHERE family_id = :j_family AND :j_counts = 1`,
+    },
+    {
+      name: 'booked', from: ['j'], sql: `INSERT INTO ledger (account_id, key_id, key_family_id, job_id, kind, amount, created_at)
+SELECT :j_account, :j_key, :j_family, @job, CASE WHEN @refund = 1 THEN 'refund' ELSE 'settle' END,
+  CASE WHEN @refund = 1 THEN :j_held ELSE :j_cost END, @at {from}`,
+    },
+  ],
+  answer: 'j',
+  flags: [],
+  bind: (c) => ({
+    job: c.jobId, status: c.status, cost: Math.ceil(c.cost), usage: c.usage === null ? null : JSON.stringify(c.usage),
+    output: c.output === undefined || c.output === null ? null : JSON.stringify(c.output), code: c.errorCode, at: c.at,
+    month: startOfUtcMonth(c.at), refund: c.refund ? 1 : 0, failure: c.failure ? 1 : 0,
+  }),
+  read: ({ row }: { row: Row | undefined }) => ({ closed: row !== undefined, charged: row === undefined ? 0 : Number(row.j_cost) }),
+};
