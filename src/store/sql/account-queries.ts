@@ -23,7 +23,11 @@ export class SqlAccounts implements AccountStore {
       trial_runs: '',
       trial_failures: 0,
     };
-    await this.db.insertInto('accounts').values(row).execute();
+    await this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('accounts').values(row).execute();
+      // The usage counter of runs without a key (the hold locks a counter row with the account row).
+      await trx.insertInto('key_families').values({ family_id: row.id, account_id: row.id, day_start: 0, day_used: 0, month_start: 0, month_used: 0 }).execute();
+    });
     return toAccount(row);
   }
 

@@ -49,6 +49,7 @@ function moneyLimits(dialect: Dialect): Migration {
       await carryTrialState(db);
 
       // Each key family's usage in the current day and month: open holds at the amount held, settled at cost, refunded at 0.
+      // (The hold locks one of these rows with the account row.)
       await db.schema
         .createTable('key_families')
         .addColumn('family_id', 'text', (c) => c.primaryKey())
@@ -63,6 +64,9 @@ function moneyLimits(dialect: Dialect): Migration {
       await sql`INSERT INTO key_families (family_id, account_id, day_start, day_used, month_start, month_used)
                 SELECT k.family_id, MIN(k.account_id), ${day}, ${usedSince(day)}, ${month}, ${usedSince(month)}
                 FROM api_keys k GROUP BY k.family_id`.execute(db);
+      // Each account's own counter row, for runs without a key.
+      await sql`INSERT INTO key_families (family_id, account_id, day_start, day_used, month_start, month_used)
+                SELECT id, id, 0, 0, 0, 0 FROM accounts`.execute(db);
 
       await db.schema
         .createTable('trial_addresses')

@@ -8,11 +8,14 @@
  * SQLite, which has no data-modifying CTEs, they run one after another, each prepared
  * once, inside one savepoint. The SQL text is the same; only these markers differ:
  *
- *   @name          an input parameter            PostgreSQL: $n::type       SQLite: @name
- *   :name          a column of a `from` row      PostgreSQL: the CTE column SQLite: bound like a parameter
+ *   @name          an input parameter            PostgreSQL: $n::type       SQLite: ?
+ *   :name          a column of a `from` row      PostgreSQL: the CTE column SQLite: ?
  *   {from}         the rows read                 PostgreSQL: FROM a, b      SQLite: (nothing)
  *   {lock} {lock:t} lock what is read            PostgreSQL: FOR UPDATE [OF t]   SQLite: (nothing: writes are serial)
- *   {exists:step}  whether a step produced a row PostgreSQL: EXISTS (…)     SQLite: a bound flag
+ *   {exists:step}  whether a step produced a row PostgreSQL: EXISTS (…)     SQLite: a bound 0/1
+ *   {when}         the step's `when` column = 1 (SQLite does not even run the statement otherwise)
+ *   {returning}    the step's `gate`             PostgreSQL: RETURNING …    SQLite: (nothing; the changes count)
+ *   {values} … {/values}  one row to insert      PostgreSQL: SELECT … FROM a, b  SQLite: VALUES (…) (half the cost of INSERT … SELECT)
  */
 
 export type SqlType = 'text' | 'bigint' | 'integer';
@@ -24,6 +27,13 @@ export interface Step {
   readonly name: string;
   readonly from: readonly string[];
   readonly sql: string;
+  /** A column of the rows read that must be 1 for the step to do anything ({when} in its SQL); SQLite skips the statement otherwise. */
+  readonly when?: string;
+  /**
+   * For a write whose row only says that it happened (later steps read it, not its columns): PostgreSQL
+   * returns this ({returning}); SQLite counts the changes instead of returning a row, which costs less.
+   */
+  readonly gate?: string;
 }
 
 /** What a movement's run leaves: the answer step's first row, and which flagged steps produced a row. */
@@ -48,7 +58,7 @@ export interface Movement<In, Out> {
 /** Any movement, whatever its input and answer (the engines run them all alike; `bind` is a method, so bivariant). */
 export type AnyMovement = Movement<unknown, unknown>;
 
-const MARKER = /@(\w+)|:(\w+)|\{(from|lock(?::\w+)?|exists:\w+)\}/g;
+const MARKER = /@(\w+)|:(\w+)|\{(from|when|returning|values|\/values|lock(?::[\w, ]+)?|exists:\w+)\}/g;
 
 type Rendering = {
   param(name: string): string;
@@ -56,6 +66,8 @@ type Rendering = {
   from(step: Step): string;
   lock(table: string | undefined): string;
   exists(step: string): string;
+  returning(gate: string): string;
+  values(open: boolean, step: Step): string;
 };
 
 function render(step: Step, movement: AnyMovement, r: Rendering): string {
@@ -70,13 +82,22 @@ function render(step: Step, movement: AnyMovement, r: Rendering): string {
     }
     const [kind, argument] = (marker as string).split(':') as [string, string | undefined];
     if (kind === 'from') return r.from(step);
+    if (kind === 'values' || kind === '/values') return r.values(kind === 'values', step);
+    if (kind === 'returning') {
+      if (step.gate === undefined) throw new Error(`${movement.name}.${step.name}: {returning} without a gate`);
+      return r.returning(step.gate);
+    }
+    if (kind === 'when') {
+      if (step.when === undefined) throw new Error(`${movement.name}.${step.name}: {when} without a when column`);
+      return `${r.column(step.when)} = 1`;
+    }
     if (kind === 'lock') return r.lock(argument);
     return r.exists(argument as string);
   });
 }
 
-/** The name of the bound flag that stands for {exists:step} on SQLite. */
-export function existsFlag(step: string): string {
+/** The answer column that carries {exists:step} on PostgreSQL. */
+function existsFlag(step: string): string {
   return `${step}__exists`;
 }
 
@@ -93,21 +114,34 @@ export function postgresStatement(movement: AnyMovement): { text: string; order:
     from: (step) => (step.from.length === 0 ? '' : `FROM ${step.from.join(', ')}`),
     lock: (table) => (table === undefined ? 'FOR UPDATE' : `FOR UPDATE OF ${table}`),
     exists: (step) => `EXISTS (SELECT 1 FROM ${step})`,
+    returning: (gate) => `RETURNING ${gate}`,
+    values: (open, step) => (open ? 'SELECT ' : ` ${rendering.from(step)}`),
   };
   const ctes = movement.steps.map((step) => `${step.name} AS (\n${render(step, movement, rendering)}\n)`);
   const flags = movement.flags.map((flag) => `, EXISTS (SELECT 1 FROM ${flag}) AS ${existsFlag(flag)}`).join('');
   return { text: `WITH ${ctes.join(',\n')}\nSELECT ${movement.answer}.*${flags} FROM ${movement.answer}`, order };
 }
 
-/** One step as an SQLite statement; its `:columns`, `@params` and flags are all bound by name. */
-export function sqliteStatement(step: Step, movement: AnyMovement): string {
-  return render(step, movement, {
-    param: (name) => `@${name}`,
-    column: (name) => `@${name}`,
+/** Where a value of an SQLite statement comes from, in the order of its `?` placeholders. */
+export type SqliteSlot = { kind: 'param' | 'column' | 'flag'; name: string };
+
+/** One step as an SQLite statement with positional placeholders (binding by name costs more than the statement). */
+export function sqliteStatement(step: Step, movement: AnyMovement): { text: string; slots: SqliteSlot[] } {
+  const slots: SqliteSlot[] = [];
+  const slot = (kind: SqliteSlot['kind'], name: string) => {
+    slots.push({ kind, name });
+    return '?';
+  };
+  const text = render(step, movement, {
+    param: (name) => slot('param', name),
+    column: (name) => slot('column', name),
     from: () => '',
     lock: () => '',
-    exists: (name) => `(@${existsFlag(name)} = 1)`,
+    exists: (name) => `(${slot('flag', name)} = 1)`,
+    returning: () => '',
+    values: (open) => (open ? 'VALUES (' : ')'),
   });
+  return { text, slots };
 }
 
 /** The answer of a PostgreSQL run: its one row carries the answer's columns and the flags. */

@@ -27,90 +27,95 @@ const REFUSAL = `CASE
     WHEN a_created > @bornAfter THEN 'account_too_new'
   END`;
 
-/** Reads (and on PostgreSQL locks, account first) the account and the key family's counter; decides. */
-const verdict = `WITH acct AS MATERIALIZED (
-  SELECT balance AS a_balance, held AS a_held, has_purchase AS a_purchase, created_at AS a_created,
-         monthly_spending_limit AS a_limit, billing_emails AS a_billing, email AS a_email,
-         trial_runs AS a_runs, trial_failures AS a_failures,
-         CASE WHEN month_start >= @month THEN month_settled ELSE 0 END AS a_month_settled
-  FROM accounts WHERE id = @account {lock}
-), fam AS MATERIALIZED (
-  SELECT CASE WHEN f.day_start >= @day THEN f.day_used ELSE 0 END AS f_day_used,
-         CASE WHEN f.month_start >= @month THEN f.month_used ELSE 0 END AS f_month_used,
-         k.daily_limit AS f_daily_limit, k.monthly_limit AS f_monthly_limit,
-         k.warning_threshold AS f_threshold, k.email_alerts AS f_alerts
-  FROM key_families f LEFT JOIN api_keys k ON k.id = @key
-  WHERE f.family_id = @family AND @counts = 1 AND EXISTS (SELECT 1 FROM acct) {lock:f}
-), checked AS (
-  SELECT acct.*, fam.*, ${REFUSAL} AS v_refusal FROM acct LEFT JOIN fam ON 1 = 1
-)
-SELECT checked.*,
-  CASE WHEN v_refusal IS NULL AND a_purchase = 0 AND @address IS NOT NULL THEN 1 ELSE 0 END AS v_needs_address,
-  CASE WHEN v_refusal IS NULL AND f_day_used + @amount >= f_threshold * f_daily_limit THEN 1 ELSE 0 END AS v_warn_daily,
-  CASE WHEN v_refusal IS NULL AND f_month_used + @amount >= f_threshold * f_monthly_limit THEN 1 ELSE 0 END AS v_warn_monthly,
+/**
+ * Reads — and on PostgreSQL locks, account row first, then the key family's counter — what the checks need,
+ * and decides. Every account has a counter row of its own (family id = account id) for runs without a key,
+ * so the join is an inner one and one statement locks both rows.
+ */
+const verdict = `SELECT a_balance, a_held, a_limit, a_month_settled, a_purchase, f_day_used, f_month_used, f_daily_limit, f_monthly_limit,
+  f_threshold, v_counts, ${REFUSAL} AS v_refusal,
+  CASE WHEN a_purchase = 0 AND @address IS NOT NULL THEN 1 ELSE 0 END AS v_needs_address,
+  CASE WHEN f_day_used + @amount >= f_threshold * f_daily_limit THEN 1 ELSE 0 END AS v_warn_daily,
+  CASE WHEN f_month_used + @amount >= f_threshold * f_monthly_limit THEN 1 ELSE 0 END AS v_warn_monthly,
+  CASE WHEN f_daily_limit IS NOT NULL OR f_monthly_limit IS NOT NULL THEN 1 ELSE 0 END AS v_limited,
   CASE WHEN f_alerts = 1 AND a_billing = 1 AND a_email IS NOT NULL THEN 1 ELSE 0 END AS v_mail
-FROM checked`;
+FROM (
+  SELECT a.balance AS a_balance, a.held AS a_held, a.has_purchase AS a_purchase, a.created_at AS a_created,
+    a.monthly_spending_limit AS a_limit, a.billing_emails AS a_billing, a.email AS a_email, a.trial_runs AS a_runs,
+    a.trial_failures AS a_failures, CASE WHEN a.month_start >= @month THEN a.month_settled ELSE 0 END AS a_month_settled,
+    CASE WHEN f.day_start >= @day THEN f.day_used ELSE 0 END AS f_day_used,
+    CASE WHEN f.month_start >= @month THEN f.month_used ELSE 0 END AS f_month_used,
+    CASE WHEN @counts = 1 THEN k.daily_limit END AS f_daily_limit, CASE WHEN @counts = 1 THEN k.monthly_limit END AS f_monthly_limit,
+    k.warning_threshold AS f_threshold, k.email_alerts AS f_alerts, @counts AS v_counts
+  FROM accounts a JOIN key_families f ON f.family_id = @counter LEFT JOIN api_keys k ON k.id = @key
+  WHERE a.id = @account {lock:a, f}
+) locked`;
 
-/** The trial rule per client address, last: the address's log is locked (upserted) only when every other check passed. */
-const trialAddress = `INSERT INTO trial_addresses (address, runs)
-SELECT @address, @stamp {from} WHERE :v_needs_address = 1
-ON CONFLICT (address) DO UPDATE SET runs = ${logPushed('trial_addresses.runs', T.maxRunsPerAddressPerDay, '@stamp')}
-WHERE NOT ${logIsFull('trial_addresses.runs', T.maxRunsPerAddressPerDay, '@since')}
-RETURNING address AS t_address`;
-
-const warnings = (['daily', 'monthly'] as const).map((period) => `SELECT @account, @key, @family, 'warning', '${period}', @${period === 'daily' ? 'day' : 'month'}, :f_threshold, @at {from}
-  WHERE :v_warn_${period} = 1 AND {exists:ok}`);
-const limitsReached = (['daily', 'monthly'] as const).map((period) => `SELECT @account, @key, @family, 'limit_reached', '${period}', @${period === 'daily' ? 'day' : 'month'}, 1, @at {from}
-  WHERE :v_refusal = 'key_${period}'`);
+/** Alerts a hold raises: a warning when it reaches a key's threshold, limit_reached when a key limit refused it. */
+const alerts = [
+  ['warning', 'daily', ':v_warn_daily = 1 AND {exists:reserve}'],
+  ['warning', 'monthly', ':v_warn_monthly = 1 AND {exists:reserve}'],
+  ['limit_reached', 'daily', ":v_refusal = 'key_daily'"],
+  ['limit_reached', 'monthly', ":v_refusal = 'key_monthly'"],
+].map(([kind, period, condition]) => `SELECT @account, @key, @family, '${kind}', '${period}', @${period === 'daily' ? 'day' : 'month'},
+  ${kind === 'warning' ? ':f_threshold' : '1'}, @at {from} WHERE {when} AND ${condition}`);
 
 export const holdMovement: Movement<NewHold, HoldResult> = {
   name: 'hold',
   params: {
-    job: 'text', account: 'text', key: 'text', family: 'text', kind: 'text', model: 'text', amount: 'bigint', at: 'bigint',
+    job: 'text', account: 'text', key: 'text', family: 'text', counter: 'text', kind: 'text', model: 'text', amount: 'bigint', at: 'bigint',
     instance: 'text', address: 'text', counts: 'integer', day: 'bigint', month: 'bigint', since: 'bigint', bornAfter: 'bigint', stamp: 'text',
   },
   steps: [
     { name: 'v', from: [], sql: verdict },
-    { name: 'addr', from: ['v'], sql: trialAddress },
-    { name: 'ok', from: ['v'], sql: 'SELECT 1 AS ok_pass {from} WHERE :v_refusal IS NULL AND (:v_needs_address = 0 OR {exists:addr})' },
     {
-      name: 'reserve', from: ['ok', 'v'], sql: `UPDATE accounts SET held = held + @amount,
-  trial_runs = CASE WHEN :a_purchase = 0 THEN ${logPushed('trial_runs', T.maxRunsPerDay, '@stamp')} ELSE trial_runs END
-{from} WHERE id = @account`,
+      // The trial rule per client address, last: the address's log is locked (upserted) only when every other check passed.
+      name: 'addr', from: ['v'], when: 'v_needs_address', sql: `INSERT INTO trial_addresses (address, runs)
+SELECT @address, @stamp {from} WHERE {when} AND :v_refusal IS NULL
+ON CONFLICT (address) DO UPDATE SET runs = ${logPushed('trial_addresses.runs', T.maxRunsPerAddressPerDay, '@stamp')}
+WHERE NOT ${logIsFull('trial_addresses.runs', T.maxRunsPerAddressPerDay, '@since')}
+RETURNING address AS t_address`,
     },
     {
-      name: 'counted', from: ['ok'], sql: `UPDATE key_families SET
+      // The reservation, when every check passed; what follows reads its row.
+      name: 'reserve', from: ['v'], gate: '1 AS r_reserved', sql: `UPDATE accounts SET held = held + @amount,
+  trial_runs = CASE WHEN :a_purchase = 0 THEN ${logPushed('trial_runs', T.maxRunsPerDay, '@stamp')} ELSE trial_runs END
+{from} WHERE id = @account AND :v_refusal IS NULL AND (:v_needs_address = 0 OR {exists:addr})
+{returning}`,
+    },
+    {
+      name: 'counted', from: ['reserve', 'v'], when: 'v_counts', sql: `UPDATE key_families SET
   day_used = CASE WHEN day_start >= @day THEN day_used ELSE 0 END + @amount,
   day_start = CASE WHEN day_start >= @day THEN day_start ELSE @day END,
   month_used = CASE WHEN month_start >= @month THEN month_used ELSE 0 END + @amount,
   month_start = CASE WHEN month_start >= @month THEN month_start ELSE @month END
-{from} WHERE family_id = @family AND @counts = 1`,
+{from} WHERE family_id = @counter AND {when}`,
     },
     {
-      name: 'job', from: ['ok'], sql: `INSERT INTO jobs (id, account_id, key_id, key_family_id, kind, model, status, held, instance_id, client_address, counts_key, created_at)
-SELECT @job, @account, @key, @family, @kind, @model, 'processing', @amount, @instance, @address, @counts, @at {from}`,
+      name: 'job', from: ['reserve'], sql: `INSERT INTO jobs (id, account_id, key_id, key_family_id, kind, model, status, held, instance_id, client_address, counts_key, created_at)
+{values}@job, @account, @key, @family, @kind, @model, 'processing', @amount, @instance, @address, @counts, @at{/values}`,
     },
     {
-      name: 'booked_hold', from: ['ok'], sql: `INSERT INTO ledger (account_id, key_id, key_family_id, job_id, kind, amount, created_at)
-SELECT @account, @key, @family, @job, 'hold', @amount, @at {from}`,
+      name: 'booked_hold', from: ['reserve'], sql: `INSERT INTO ledger (account_id, key_id, key_family_id, job_id, kind, amount, created_at)
+{values}@account, @key, @family, @job, 'hold', @amount, @at{/values}`,
     },
     {
-      // A warning when a hold reaches a key's threshold; limit_reached when a key limit refused it. Once per family, alert, limit and period.
-      name: 'notif', from: ['v'], sql: `INSERT INTO notifications (account_id, key_id, key_family_id, kind, limit_period, period_start, threshold, created_at)
-${[...warnings, ...limitsReached].join('\nUNION ALL ')}
+      // Once per family, alert, limit and period, whichever process inserts it.
+      name: 'notif', from: ['v'], when: 'v_limited', sql: `INSERT INTO notifications (account_id, key_id, key_family_id, kind, limit_period, period_start, threshold, created_at)
+${alerts.join('\nUNION ALL ')}
 ON CONFLICT (key_family_id, kind, limit_period, period_start) DO NOTHING
 RETURNING id AS n_id`,
     },
     {
-      name: 'mail', from: ['notif', 'v'], sql: `INSERT INTO mail_outbox (notification_id, account_id, status, attempts, next_attempt_at, created_at)
-SELECT :n_id, @account, 'pending', 0, @at, @at {from} WHERE :v_mail = 1`,
+      name: 'mail', from: ['notif', 'v'], when: 'v_mail', sql: `INSERT INTO mail_outbox (notification_id, account_id, status, attempts, next_attempt_at, created_at)
+SELECT :n_id, @account, 'pending', 0, @at, @at {from} WHERE {when}`,
     },
   ],
   answer: 'v',
-  flags: ['addr', 'ok'],
+  flags: ['addr', 'reserve'],
   bind: (h) => ({
-    job: h.jobId, account: h.accountId, key: h.keyId, family: h.keyFamilyId, kind: h.kind, model: h.model, amount: h.amount, at: h.at,
-    instance: h.instanceId, address: h.clientAddress, counts: h.countsTowardKeyLimits ? 1 : 0,
+    job: h.jobId, account: h.accountId, key: h.keyId, family: h.keyFamilyId, counter: h.keyFamilyId ?? h.accountId, kind: h.kind, model: h.model,
+    amount: h.amount, at: h.at, instance: h.instanceId, address: h.clientAddress, counts: h.countsTowardKeyLimits && h.keyFamilyId !== null ? 1 : 0,
     day: startOfUtcDay(h.at), month: startOfUtcMonth(h.at), since: h.at - DAY_MS, bornAfter: h.at - T.minAccountAgeMs, stamp: runStamp(h.at),
   }),
   read: holdAnswer,
@@ -118,7 +123,7 @@ SELECT :n_id, @account, 'pending', 0, @at, @at {from} WHERE :v_mail = 1`,
 
 function holdAnswer({ row, flags }: Outcome): HoldResult {
   if (row === undefined) return { ok: false, reason: 'insufficient_credits', available: 0 };
-  if (flags.ok === true) return { ok: true };
+  if (flags.reserve === true) return { ok: true };
   const n = (column: string) => Number(row[column] ?? 0);
   switch (row.v_refusal) {
     case 'insufficient_credits':
@@ -187,12 +192,13 @@ RETURNING account_id AS j_account, key_id AS j_key, key_family_id AS j_family, h
   created_at AS j_created, counts_key AS j_counts`,
     },
     {
-      name: 'charge', from: ['j'], sql: `UPDATE accounts SET held = held - :j_held, balance = balance - :j_cost,
+      // Its row orders the locks on PostgreSQL: the account before the key family, as in the hold.
+      name: 'charge', from: ['j'], gate: '1 AS c_charged', sql: `UPDATE accounts SET held = held - :j_held, balance = balance - :j_cost,
   month_settled = CASE WHEN month_start >= @month THEN month_settled ELSE 0 END + :j_cost,
   month_start = CASE WHEN month_start >= @month THEN month_start ELSE @month END,
   trial_failures = CASE WHEN @refund = 0 THEN 0 ELSE trial_failures + @failure END
 {from} WHERE id = :j_account
-RETURNING id AS c_account`,
+{returning}`,
     },
     {
       // The family's usage keeps the hold until now: correct it to the charge, if the run still falls in the counted day / month.
@@ -203,8 +209,8 @@ RETURNING id AS c_account`,
     },
     {
       name: 'booked', from: ['j'], sql: `INSERT INTO ledger (account_id, key_id, key_family_id, job_id, kind, amount, created_at)
-SELECT :j_account, :j_key, :j_family, @job, CASE WHEN @refund = 1 THEN 'refund' ELSE 'settle' END,
-  CASE WHEN @refund = 1 THEN :j_held ELSE :j_cost END, @at {from}`,
+{values}:j_account, :j_key, :j_family, @job, CASE WHEN @refund = 1 THEN 'refund' ELSE 'settle' END,
+  CASE WHEN @refund = 1 THEN :j_held ELSE :j_cost END, @at{/values}`,
     },
   ],
   answer: 'j',

@@ -44,7 +44,10 @@ export interface ApiKeysTable {
   revoked_at: number | null;
 }
 
-/** A key family's usage (a key and every key rotated from it) in its current UTC day and month. */
+/**
+ * A key family's usage (a key and every key rotated from it) in its current UTC day and month. Each
+ * account also has a row of its own (family_id = account id) that the holds of runs without a key lock.
+ */
 export interface KeyFamiliesTable {
   family_id: string;
   account_id: string;
