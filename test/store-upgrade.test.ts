@@ -111,9 +111,10 @@ describe('upgrading a first-release database in place', () => {
   it('PostgreSQL: the same', async () => {
     const schema = await postgresSchema();
     cleanups.push(schema.drop);
-    const pool = new pg.Pool({ connectionString: schema.url.replace(/\?schema=(\w+)/, ''), options: `-c search_path=${/\?schema=(\w+)/.exec(schema.url)?.[1]}` });
+    const name = /\?schema=(\w+)/.exec(schema.url)?.[1] as string;
+    const pool = new pg.Pool({ connectionString: schema.url.replace(/\?schema=\w+/, ''), options: `-c search_path=${name}` });
     const old = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
-    await createV1Database(old, 'postgres');
+    await createV1Database(old, 'postgres', name);
     await fillV1(old, 'postgres');
     await old.destroy();
     const store = await openStore(schema.url);
@@ -121,6 +122,20 @@ describe('upgrading a first-release database in place', () => {
       await checkCarried(store);
     } finally {
       await store.close();
+    }
+  });
+
+  it('PostgreSQL: a fresh schema migrates while another schema of the same database already has the tables', async () => {
+    const first = await postgresSchema();
+    const second = await postgresSchema();
+    cleanups.push(first.drop, second.drop);
+    const a = await openStore(first.url);
+    try {
+      const b = await openStore(second.url);
+      expect(await b.getAccount('none')).toBeUndefined();
+      await b.close();
+    } finally {
+      await a.close();
     }
   });
 });

@@ -16,10 +16,12 @@ import { startWalCheckpointer } from './sql/wal-checkpointer.ts';
 export interface StoreOptions {
   /** PostgreSQL connections (DATABASE_POOL_SIZE); default 10. */
   poolSize?: number;
+  /** PostgreSQL: one transaction for the movements of one account in one event-loop turn (default true; off only to measure). */
+  groupCommit?: boolean;
 }
 
 export async function openStore(databaseUrl: string, options: StoreOptions = {}): Promise<Store> {
-  const store = databaseUrl.startsWith('sqlite:') ? openSqlite(databaseUrl.slice('sqlite:'.length)) : openPostgres(databaseUrl, options.poolSize ?? 10);
+  const store = databaseUrl.startsWith('sqlite:') ? openSqlite(databaseUrl.slice('sqlite:'.length)) : openPostgres(databaseUrl, options.poolSize ?? 10, options.groupCommit ?? true);
   await store.migrate();
   return store;
 }
@@ -43,26 +45,27 @@ function openSqlite(path: string): Store {
   });
 }
 
-function openPostgres(url: string, poolSize: number): Store {
+function openPostgres(url: string, poolSize: number, groupCommit: boolean): Store {
   // int8 (bigint) columns hold micro-credits and milliseconds, all far below 2^53.
   pg.types.setTypeParser(20, (value: string) => Number(value));
   // `?schema=NAME` keeps the gateway's tables in their own schema (tests use one per run).
   const parsed = new URL(url);
-  const schema = parsed.searchParams.get('schema');
+  const schema = parsed.searchParams.get('schema')?.replace(/[^a-zA-Z0-9_]/g, '');
   parsed.searchParams.delete('schema');
   const config: pg.PoolConfig & { pipeline: boolean } = {
     connectionString: parsed.toString(),
     max: poolSize,
     // A group commit writes BEGIN, its statements and COMMIT at once: one round trip.
     pipeline: true,
-    ...(schema === null ? {} : { options: `-c search_path=${schema.replace(/[^a-zA-Z0-9_]/g, '')}` }),
+    ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }),
   };
   const pool = new pg.Pool(config);
   const counter = new QueryCounter();
   return sqlStore({
     dialect: 'postgres',
     db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: counter.tick }),
-    money: new PostgresMoney(pool, counter.tick),
+    money: new PostgresMoney(pool, counter.tick, groupCommit),
     counter,
+    ...(schema === undefined ? {} : { schema }),
   });
 }

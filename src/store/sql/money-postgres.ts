@@ -22,7 +22,7 @@ export class PostgresMoney implements MoneyEngine {
   private readonly batch = new TurnBatch<Run>((group) => this.dispatch(group));
   private readonly inFlight = new Set<Promise<void>>();
 
-  constructor(private readonly pool: pg.Pool, private readonly onRun: () => void) {}
+  constructor(private readonly pool: pg.Pool, private readonly onRun: () => void, private readonly groupCommit = true) {}
 
   run<In, Out>(movement: Movement<In, Out>, input: In, lane?: string): Promise<Out> {
     const params = movement.bind(input);
@@ -39,7 +39,7 @@ export class PostgresMoney implements MoneyEngine {
   private dispatch(group: Run[]): void {
     const lanes = new Map<string, Run[]>();
     for (const run of group) {
-      if (run.payload.lane === undefined) {
+      if (run.payload.lane === undefined || !this.groupCommit) {
         this.track(this.single(run));
         continue;
       }

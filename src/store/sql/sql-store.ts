@@ -27,6 +27,8 @@ export interface SqlParts {
   counter: QueryCounter;
   /** Runs after the money engine has finished and before the connection closes. */
   beforeClose?: () => Promise<void>;
+  /** PostgreSQL: the schema the tables live in (`?schema=`), named so the migrator never takes another schema's bookkeeping for its own. */
+  schema?: string;
 }
 
 export function sqlStore(parts: SqlParts): Store {
@@ -41,7 +43,8 @@ export function sqlStore(parts: SqlParts): Store {
       return counter.count;
     },
     async migrate() {
-      const { error } = await new Migrator({ db, provider: migrationProvider(parts.dialect) }).migrateToLatest();
+      const migrator = new Migrator({ db, provider: migrationProvider(parts.dialect), ...(parts.schema === undefined ? {} : { migrationTableSchema: parts.schema }) });
+      const { error } = await migrator.migrateToLatest();
       if (error !== undefined) throw error instanceof Error ? error : new Error(String(error));
     },
     async close() {
