@@ -29,6 +29,8 @@ export interface Config {
   port: number;
   host: string;
   databaseUrl: string;
+  /** PostgreSQL connections per gateway process. */
+  databasePoolSize: number;
   redisUrl: string | undefined;
   adminToken: string | undefined;
   providers: Record<ConfiguredProvider, ProviderEndpoint>;
@@ -57,6 +59,7 @@ const envSchema = z.object({
     .string()
     .regex(/^(sqlite:.+|postgres(ql)?:\/\/.+)$/, 'must be sqlite:PATH, sqlite::memory: or postgres://…')
     .default('sqlite:./data/gateway.db'),
+  DATABASE_POOL_SIZE: integer(1, 1000).default(10),
   REDIS_URL: z.string().regex(/^rediss?:\/\/.+/, 'must be redis://… or rediss://…').optional(),
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   PROVIDER_1_BASE_URL: url.default(PUBLIC_BASE_URLS.provider_1),
@@ -100,6 +103,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
+    databasePoolSize: e.DATABASE_POOL_SIZE,
     redisUrl: e.REDIS_URL,
     adminToken: e.ADMIN_TOKEN,
     providers: {

@@ -50,7 +50,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   const catalog = Catalog.fromFile(config.catalogFile, {
     providerHasCredentials: (provider) => provider in config.providers && config.providers[provider as keyof Config['providers']].apiKey !== undefined,
   });
-  const store = overrides.store ?? (await openStore(config.databaseUrl));
+  const store = overrides.store ?? (await openStore(config.databaseUrl, { poolSize: config.databasePoolSize }));
   const keyEvents = new KeyEvents();
   const keys = new KeyService(store, keyEvents);
   const gate = new AccessGate(new KeyCache(store, keyEvents), overrides.rateLimiter ?? new MemoryRateLimiter(), config.trustProxy);
