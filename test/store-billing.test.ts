@@ -76,6 +76,16 @@ for (const dialect of DIALECTS) {
       expect((await store.listJobs(accountId, { limit: 10 })).map((j) => j.id)).toEqual([jobId]);
     });
 
+    it('a hold is idempotent by job id: the same hold again (a retry after a lost commit) answers ok and reserves nothing more', async () => {
+      const accountId = await account(store, { credits: 1_000_000 });
+      const jobId = randomUUID();
+      expect(await hold(store, accountId, 400_000, { jobId })).toEqual({ ok: true });
+      expect(await hold(store, accountId, 400_000, { jobId })).toEqual({ ok: true });
+      expect(await store.getAccount(accountId)).toMatchObject({ held: 400_000 });
+      await expect(hold(store, accountId, 300_000, { jobId })).rejects.toThrow();
+      expect(await ledgerMoney(store, accountId)).toEqual({ balance: 1_000_000, held: 400_000 });
+    });
+
     it('jobs of processes that are gone are refunded; a live process keeps its own', async () => {
       const accountId = await account(store, { credits: 3_000_000 });
       const now = Date.now();

@@ -16,7 +16,15 @@ export class SqlJobs implements MoneyStore, JobStore, InstanceStore {
   constructor(private readonly db: Kysely<Database>, private readonly money: MoneyEngine) {}
 
   async hold(hold: NewHold): Promise<HoldResult> {
-    const result = await this.money.run(holdMovement, hold, hold.accountId);
+    let result: HoldResult;
+    try {
+      result = await this.money.run(holdMovement, hold, hold.accountId);
+    } catch (error) {
+      // Idempotent by job id: a hold retried after its commit was lost (the connection broke) finds its job.
+      const job = isUniqueViolation(error) ? await this.getJob(hold.jobId) : undefined;
+      if (job?.accountId !== hold.accountId || job.held !== hold.amount) throw error;
+      result = { ok: true };
+    }
     if (result.ok) this.accountOfJob.set(hold.jobId, hold.accountId);
     return result;
   }
@@ -84,6 +92,11 @@ export class SqlJobs implements MoneyStore, JobStore, InstanceStore {
     const closed = await Promise.all(jobs.map((job) => this.close({ jobId: job.id, ...refunded(refund), failure: false }, job.account_id)));
     return closed.filter((c) => c.closed).length;
   }
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
 
 function refunded(refund: Refund): Omit<Closing, 'jobId' | 'failure'> {
