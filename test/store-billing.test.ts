@@ -5,102 +5,95 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { OrphanRecovery } from '../src/billing/orphan-recovery.ts';
 import type { Store } from '../src/store/types.ts';
-import { DIALECTS, account, hold, ledgerMoney, type TestStore } from './helpers/stores.ts';
+import { DIALECTS, account, hold, ledgerMoney, storesFor } from './helpers/stores.ts';
 
 for (const dialect of DIALECTS) {
   describe(`billing store on ${dialect.name}`, () => {
-    let t: TestStore;
-    let store: Store;
-    beforeAll(async () => {
-      t = await dialect.open();
-      store = t.store;
-    });
-    afterAll(async () => t.drop());
+    const ctx = storesFor(dialect);
 
     it('50 concurrent holds (from three processes on PostgreSQL) on a balance that covers exactly 10: 10 pass, 40 refused, never below zero', async () => {
-      const accountId = await account(store, { credits: 10 * 1_234_567 });
-      const stores = [store, await t.another(), await t.another()];
-      const results = await Promise.all(Array.from({ length: 50 }, (_, i) => hold(stores[i % 3] as Store, accountId, 1_234_567)));
+      const accountId = await account(ctx.store, { credits: 10 * 1_234_567 });
+      const results = await Promise.all(Array.from({ length: 50 }, (_, i) => hold(ctx.stores[i % 3] as Store, accountId, 1_234_567)));
       expect(results.filter((r) => r.ok)).toHaveLength(10);
       const refused = results.filter((r) => !r.ok);
       expect(refused).toHaveLength(40);
       for (const r of refused) expect(r).toMatchObject({ reason: 'insufficient_credits', available: 0 });
-      const state = await store.getAccount(accountId);
+      const state = await ctx.store.getAccount(accountId);
       expect(state).toMatchObject({ balance: 12_345_670, held: 12_345_670 });
-      expect(await ledgerMoney(store, accountId)).toEqual({ balance: 12_345_670, held: 12_345_670 });
+      expect(await ledgerMoney(ctx.store, accountId)).toEqual({ balance: 12_345_670, held: 12_345_670 });
     });
 
     it('a refused hold says what is available', async () => {
-      const accountId = await account(store, { credits: 1_000 });
-      expect(await hold(store, accountId, 1_001)).toEqual({ ok: false, reason: 'insufficient_credits', available: 1_000 });
-      expect(await hold(store, 'no-such-account', 1)).toEqual({ ok: false, reason: 'insufficient_credits', available: 0 });
+      const accountId = await account(ctx.store, { credits: 1_000 });
+      expect(await hold(ctx.store, accountId, 1_001)).toEqual({ ok: false, reason: 'insufficient_credits', available: 1_000 });
+      expect(await hold(ctx.store, 'no-such-account', 1)).toEqual({ ok: false, reason: 'insufficient_credits', available: 0 });
     });
 
     it('settle charges the cost (capped at the hold) and releases the rest; settle and refund happen once', async () => {
-      const accountId = await account(store, { credits: 5_000_000 });
+      const accountId = await account(ctx.store, { credits: 5_000_000 });
       const jobId = randomUUID();
-      await hold(store, accountId, 2_000_000, { jobId });
-      expect(await store.getAccount(accountId)).toMatchObject({ balance: 5_000_000, held: 2_000_000 });
-      expect(await store.getJob(jobId)).toMatchObject({ status: 'processing', held: 2_000_000, cost: null, finishedAt: null });
-      const charged = await store.settle(jobId, { cost: 123_457, usage: { prompt_tokens: 10, completion_tokens: 20 }, status: 'succeeded', at: Date.now(), output: { count: 1 } });
+      await hold(ctx.store, accountId, 2_000_000, { jobId });
+      expect(await ctx.store.getAccount(accountId)).toMatchObject({ balance: 5_000_000, held: 2_000_000 });
+      expect(await ctx.store.getJob(jobId)).toMatchObject({ status: 'processing', held: 2_000_000, cost: null, finishedAt: null });
+      const charged = await ctx.store.settle(jobId, { cost: 123_457, usage: { prompt_tokens: 10, completion_tokens: 20 }, status: 'succeeded', at: Date.now(), output: { count: 1 } });
       expect(charged).toBe(123_457);
-      expect(await store.getAccount(accountId)).toMatchObject({ balance: 4_876_543, held: 0 });
-      expect(await store.settle(jobId, { cost: 5, usage: {}, status: 'succeeded', at: Date.now() })).toBe(0);
-      expect(await store.refund(jobId, { status: 'failed', errorCode: 'upstream_error', at: Date.now() })).toBe(false);
-      expect(await store.getJob(jobId)).toMatchObject({
+      expect(await ctx.store.getAccount(accountId)).toMatchObject({ balance: 4_876_543, held: 0 });
+      expect(await ctx.store.settle(jobId, { cost: 5, usage: {}, status: 'succeeded', at: Date.now() })).toBe(0);
+      expect(await ctx.store.refund(jobId, { status: 'failed', errorCode: 'upstream_error', at: Date.now() })).toBe(false);
+      expect(await ctx.store.getJob(jobId)).toMatchObject({
         status: 'succeeded', cost: 123_457, usage: { prompt_tokens: 10, completion_tokens: 20 }, output: { count: 1 }, errorCode: null,
       });
 
       const big = randomUUID();
-      await hold(store, accountId, 1_000, { jobId: big });
-      expect(await store.settle(big, { cost: 9_999, usage: { images: 2 }, status: 'canceled', at: Date.now() })).toBe(1_000);
-      expect(await store.getJob(big)).toMatchObject({ status: 'canceled', cost: 1_000, usage: { images: 2 } });
-      expect(await ledgerMoney(store, accountId)).toEqual({ balance: 4_875_543, held: 0 });
-      expect((await store.getAccount(accountId))?.balance).toBe(4_875_543);
-      expect(await store.accountSpentSince(accountId, 0)).toBe(124_457);
+      await hold(ctx.store, accountId, 1_000, { jobId: big });
+      expect(await ctx.store.settle(big, { cost: 9_999, usage: { images: 2 }, status: 'canceled', at: Date.now() })).toBe(1_000);
+      expect(await ctx.store.getJob(big)).toMatchObject({ status: 'canceled', cost: 1_000, usage: { images: 2 } });
+      expect(await ledgerMoney(ctx.store, accountId)).toEqual({ balance: 4_875_543, held: 0 });
+      expect((await ctx.store.getAccount(accountId))?.balance).toBe(4_875_543);
+      expect(await ctx.store.accountSpentSince(accountId, 0)).toBe(124_457);
     });
 
     it('refund releases the whole hold; the ledger records hold then refund', async () => {
-      const accountId = await account(store, { credits: 1_000_000 });
+      const accountId = await account(ctx.store, { credits: 1_000_000 });
       const jobId = randomUUID();
-      await hold(store, accountId, 600_000, { jobId });
-      expect((await hold(store, accountId, 600_000)).ok).toBe(false);
-      expect(await store.refund(jobId, { status: 'failed', errorCode: 'upstream_error', at: Date.now() })).toBe(true);
-      expect(await store.getAccount(accountId)).toMatchObject({ balance: 1_000_000, held: 0 });
-      const kinds = (await store.listLedger(accountId, 10)).filter((r) => r.jobId === jobId).map((r) => r.kind);
+      await hold(ctx.store, accountId, 600_000, { jobId });
+      expect((await hold(ctx.store, accountId, 600_000)).ok).toBe(false);
+      expect(await ctx.store.refund(jobId, { status: 'failed', errorCode: 'upstream_error', at: Date.now() })).toBe(true);
+      expect(await ctx.store.getAccount(accountId)).toMatchObject({ balance: 1_000_000, held: 0 });
+      const kinds = (await ctx.store.listLedger(accountId, 10)).filter((r) => r.jobId === jobId).map((r) => r.kind);
       expect(kinds).toEqual(['refund', 'hold']);
-      expect(await store.getJob(jobId)).toMatchObject({ status: 'failed', errorCode: 'upstream_error', cost: 0 });
-      expect((await store.listJobs(accountId, { limit: 10 })).map((j) => j.id)).toEqual([jobId]);
+      expect(await ctx.store.getJob(jobId)).toMatchObject({ status: 'failed', errorCode: 'upstream_error', cost: 0 });
+      expect((await ctx.store.listJobs(accountId, { limit: 10 })).map((j) => j.id)).toEqual([jobId]);
     });
 
     it('a hold is idempotent by job id: the same hold again (a retry after a lost commit) answers ok and reserves nothing more', async () => {
-      const accountId = await account(store, { credits: 1_000_000 });
+      const accountId = await account(ctx.store, { credits: 1_000_000 });
       const jobId = randomUUID();
-      expect(await hold(store, accountId, 400_000, { jobId })).toEqual({ ok: true });
-      expect(await hold(store, accountId, 400_000, { jobId })).toEqual({ ok: true });
-      expect(await store.getAccount(accountId)).toMatchObject({ held: 400_000 });
-      await expect(hold(store, accountId, 300_000, { jobId })).rejects.toThrow();
-      expect(await ledgerMoney(store, accountId)).toEqual({ balance: 1_000_000, held: 400_000 });
+      expect(await hold(ctx.store, accountId, 400_000, { jobId })).toEqual({ ok: true });
+      expect(await hold(ctx.store, accountId, 400_000, { jobId })).toEqual({ ok: true });
+      expect(await ctx.store.getAccount(accountId)).toMatchObject({ held: 400_000 });
+      await expect(hold(ctx.store, accountId, 300_000, { jobId })).rejects.toThrow();
+      expect(await ledgerMoney(ctx.store, accountId)).toEqual({ balance: 1_000_000, held: 400_000 });
     });
 
     it('jobs of processes that are gone are refunded; a live process keeps its own', async () => {
-      const accountId = await account(store, { credits: 3_000_000 });
+      const accountId = await account(ctx.store, { credits: 3_000_000 });
       const now = Date.now();
-      await store.heartbeat({ id: 'dead-elsewhere', host: 'other-host', pid: 1 }, now - 120_000);
-      await store.heartbeat({ id: 'alive-elsewhere', host: 'other-host', pid: 1 }, now);
-      await store.heartbeat({ id: 'dead-here', host: hostname(), pid: 2 ** 22 + 12345 }, now);
-      expect((await hold(store, accountId, 1_000_000, { instanceId: 'dead-elsewhere' })).ok).toBe(true);
-      expect((await hold(store, accountId, 1_000_000, { instanceId: 'alive-elsewhere' })).ok).toBe(true);
-      expect((await hold(store, accountId, 500_000, { instanceId: 'dead-here' })).ok).toBe(true);
-      expect((await hold(store, accountId, 250_000, { instanceId: 'never-registered' })).ok).toBe(true);
-      const refunded = await new OrphanRecovery(store, 'me').sweep(now);
+      await ctx.store.heartbeat({ id: 'dead-elsewhere', host: 'other-host', pid: 1 }, now - 120_000);
+      await ctx.store.heartbeat({ id: 'alive-elsewhere', host: 'other-host', pid: 1 }, now);
+      await ctx.store.heartbeat({ id: 'dead-here', host: hostname(), pid: 2 ** 22 + 12345 }, now);
+      expect((await hold(ctx.store, accountId, 1_000_000, { instanceId: 'dead-elsewhere' })).ok).toBe(true);
+      expect((await hold(ctx.store, accountId, 1_000_000, { instanceId: 'alive-elsewhere' })).ok).toBe(true);
+      expect((await hold(ctx.store, accountId, 500_000, { instanceId: 'dead-here' })).ok).toBe(true);
+      expect((await hold(ctx.store, accountId, 250_000, { instanceId: 'never-registered' })).ok).toBe(true);
+      const refunded = await new OrphanRecovery(ctx.store, 'me').sweep(now);
       expect(refunded).toBeGreaterThanOrEqual(3); // earlier tests' open holds (instance i1, never registered) go too
-      expect(await store.getAccount(accountId)).toMatchObject({ balance: 3_000_000, held: 1_000_000 });
-      expect((await store.listInstances()).map((i) => i.id).sort()).toEqual(['alive-elsewhere', 'me']);
-      expect(await new OrphanRecovery(store, 'me').sweep(now)).toBe(0);
+      expect(await ctx.store.getAccount(accountId)).toMatchObject({ balance: 3_000_000, held: 1_000_000 });
+      expect((await ctx.store.listInstances()).map((i) => i.id).sort()).toEqual(['alive-elsewhere', 'me']);
+      expect(await new OrphanRecovery(ctx.store, 'me').sweep(now)).toBe(0);
     });
   });
 }

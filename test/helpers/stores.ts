@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
 import { openStore } from '../../src/store/open-store.ts';
 import type { ApiKeyRecord, Store } from '../../src/store/types.ts';
 
@@ -114,4 +115,16 @@ export async function ledgerMoney(store: Store, accountId: string): Promise<{ ba
   const closed = new Set(rows.filter((r) => r.kind === 'settle' || r.kind === 'refund').map((r) => r.jobId));
   const open = rows.filter((r) => r.kind === 'hold' && !closed.has(r.jobId)).reduce((s, r) => s + r.amount, 0);
   return { balance: credited - settled, held: open };
+}
+
+/** A store for the surrounding describe block (opened before its tests, dropped after), and on PostgreSQL two more processes' stores. */
+export function storesFor(dialect: (typeof DIALECTS)[number]): { store: Store; stores: Store[]; opened: TestStore } {
+  const context = {} as { store: Store; stores: Store[]; opened: TestStore };
+  beforeAll(async () => {
+    context.opened = await dialect.open();
+    context.store = context.opened.store;
+    context.stores = [context.store, await context.opened.another(), await context.opened.another()];
+  });
+  afterAll(async () => context.opened.drop());
+  return context;
 }
