@@ -13,4 +13,6 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
+  // CommonJS configuration files (.dependency-cruiser.cjs).
+  { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } } },
 );
