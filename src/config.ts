@@ -27,6 +27,8 @@ export interface Config<Provider extends ProviderId = ConfiguredProvider> {
   port: number;
   host: string;
   databaseUrl: string;
+  /** PostgreSQL connections per gateway process. */
+  databasePoolSize: number;
   redisUrl: string | undefined;
   /** Starts every Redis key and channel name, so several gateways (or test runs) can share one Redis. */
   redisPrefix: string;
@@ -60,6 +62,7 @@ const envSchema = z.object({
     .string()
     .regex(/^(sqlite:.+|postgres(ql)?:\/\/.+)$/, 'must be sqlite:PATH, sqlite::memory: or postgres://…')
     .default('sqlite:./data/gateway.db'),
+  DATABASE_POOL_SIZE: integer(1, 1000).default(10),
   REDIS_URL: z.string().regex(/^rediss?:\/\/.+/, 'must be redis://… or rediss://…').optional(),
   REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.:{}-]{1,100}$/, 'must be 1–100 letters, digits or _ . : { } -').default('model-gateway:'),
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
@@ -123,6 +126,7 @@ export function loadConfig(env: Env = process.env, descriptors: readonly Provide
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
+    databasePoolSize: e.DATABASE_POOL_SIZE,
     redisUrl: e.REDIS_URL,
     redisPrefix: e.REDIS_PREFIX,
     adminToken: e.ADMIN_TOKEN,

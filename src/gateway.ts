@@ -66,7 +66,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   });
   // Redis (REDIS_URL) is checked before the database: an unreachable one stops start-up.
   const shared = await openSharedState(config, logger);
-  const store = overrides.store ?? (await openStore(config.databaseUrl).catch(async (error: unknown) => {
+  const store = overrides.store ?? (await openStore(config.databaseUrl, { poolSize: config.databasePoolSize }).catch(async (error: unknown) => {
     await shared.close();
     throw error;
   }));

@@ -154,5 +154,5 @@ describe('admin CLI', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  });
+  }, 120_000); // nine CLI processes, each compiling the sources through tsx: slow on a busy machine
 });

@@ -213,7 +213,7 @@ describe('stream failures', () => {
     expect(await money(h.gw, accountId)).toEqual(before);
     const ledger = (await h.gw.admin('GET', `/admin/v1/accounts/${accountId}/ledger`)).json;
     const job = await h.gw.gateway.store.getJob(ledger[0].job_id);
-    expect(job).toMatchObject({ status: 'failed', errorCode: 'client_closed_request' });
+    expect(job).toMatchObject({ status: 'canceled', errorCode: 'client_closed_request' });
   });
 });
 

@@ -14,7 +14,7 @@ import { KeyService, parseExpiry } from '../keys/key-service.ts';
 import { DEFAULT_SCOPES, SCOPES } from '../shared/scopes.ts';
 import type { Store } from '../store/types.ts';
 import { startOfUtcMonth } from '../shared/time.ts';
-import { accountView, issuedKeyView, keyView, ledgerView } from './views.ts';
+import { accountView, issuedKeyView, keyView, ledgerView, notificationView } from './views.ts';
 
 export interface AdminDeps {
   adminToken: string;
@@ -176,8 +176,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
 
     admin.get<{ Params: { id: string } }>('/accounts/:id/notifications', async (request) => {
       await requireAccount(request.params.id);
-      // Limit notifications arrive with the key credit-limit rules; none exist before them.
-      return [];
+      return (await store.listNotifications(request.params.id, 1000)).map(notificationView);
     });
 
     admin.post<{ Params: { id: string } }>('/accounts/:id/keys', async (request, reply) => {

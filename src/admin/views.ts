@@ -1,7 +1,7 @@
 /** JSON shapes of the admin API (DECISIONS.md): decimal credits, ISO times. */
 import { microToCredits } from '../billing/money.ts';
 import { iso } from '../shared/time.ts';
-import type { AccountRecord, ApiKeyRecord, LedgerEntry } from '../store/types.ts';
+import type { AccountRecord, ApiKeyRecord, LedgerEntry, NotificationRecord } from '../store/types.ts';
 
 export function accountView(account: AccountRecord, monthSpent: number) {
   return {
@@ -53,5 +53,17 @@ export function ledgerView(entry: LedgerEntry) {
     kind: entry.kind,
     credits: microToCredits(entry.amount),
     created_at: iso(entry.createdAt),
+  };
+}
+
+/** DECISIONS.md: `emailed` is true once the e-mail went out. */
+export function notificationView(n: NotificationRecord) {
+  return {
+    kind: n.kind,
+    key_id: n.keyId,
+    limit: n.limit,
+    threshold: n.threshold,
+    created_at: iso(n.createdAt),
+    emailed: n.mail === 'sent',
   };
 }

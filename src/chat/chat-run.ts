@@ -181,7 +181,7 @@ export async function runStream(run: PaidRun, ctx: ChatRunContext, deps: ChatRun
     if (run.stopReason === 'client_closed') {
       // Tokens generated so far are billed and the rest released; before the first chunk, all of it is refunded (499).
       if (sse.started) await settleChat(run, admitted, usageOrEstimate(usage, admitted, outputChars), 'canceled');
-      else await run.refund('client_closed_request');
+      else await run.refund('client_closed_request', 'canceled');
       sse.stop();
       return;
     }

@@ -34,7 +34,7 @@ export interface JobView {
 export type StoredJob = JobRecord & { output?: unknown };
 
 const STATUS: Record<JobRecord['status'], JobStatus> = {
-  running: 'processing',
+  processing: 'processing',
   succeeded: 'succeeded',
   failed: 'failed',
   canceled: 'canceled',
@@ -54,12 +54,13 @@ const ERROR_MESSAGES: Record<string, string> = {
 
 const seconds = (ms: number) => Math.floor(ms / 1000);
 
+/** The units the run was billed on; token usage also carries its total. */
 function usageOf(job: JobRecord): Record<string, number> | null {
-  if (job.promptTokens === null && job.completionTokens === null) return null;
-  const usage: Record<string, number> = {};
-  if (job.promptTokens !== null) usage.prompt_tokens = job.promptTokens;
-  if (job.completionTokens !== null) usage.completion_tokens = job.completionTokens;
-  usage.total_tokens = (job.promptTokens ?? 0) + (job.completionTokens ?? 0);
+  if (job.usage === null) return null;
+  const usage: Record<string, number> = { ...job.usage };
+  const prompt = usage.prompt_tokens;
+  const completion = usage.completion_tokens;
+  if ((prompt !== undefined || completion !== undefined) && usage.total_tokens === undefined) usage.total_tokens = (prompt ?? 0) + (completion ?? 0);
   return usage;
 }
 

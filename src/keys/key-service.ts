@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../shared/errors.ts';
 import type { ApiKeyPatch, ApiKeyRecord, Store } from '../store/types.ts';
-import { startOfNextUtcDay, startOfNextUtcMonth, startOfUtcDay, startOfUtcMonth } from '../shared/time.ts';
+import { startOfNextUtcDay, startOfNextUtcMonth } from '../shared/time.ts';
 import type { KeyEvents } from './key-events.ts';
 import { displayPrefix, generateKeySecret, hashKeySecret } from './key-secret.ts';
 
@@ -84,10 +84,7 @@ export class KeyService {
   async usage(keyId: string): Promise<KeyUsage> {
     const key = await this.require(keyId);
     const now = this.now();
-    const [day, month] = await Promise.all([
-      this.store.keyFamilyChargedSince(key.familyId, startOfUtcDay(now)),
-      this.store.keyFamilyChargedSince(key.familyId, startOfUtcMonth(now)),
-    ]);
+    const { day, month } = await this.store.keyFamilyUsage(key.familyId, now);
     return { day, month, dayResetsAt: startOfNextUtcDay(now), monthResetsAt: startOfNextUtcMonth(now) };
   }
 

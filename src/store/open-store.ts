@@ -4,20 +4,29 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import type { Store } from './types.ts';
-import { SqlStore } from './sql/sql-store.ts';
-import { SqliteStore } from './sql/sqlite-store.ts';
-import type { Database } from './sql/schema.ts';
+import { PostgresMoney } from './sql/money-postgres.ts';
+import { SqliteMoney } from './sql/money-sqlite.ts';
+import { QueryCounter, sqlStore } from './sql/sql-store.ts';
+import type { Database } from './sql/tables.ts';
+import { startWalCheckpointer } from './sql/wal-checkpointer.ts';
 
-export async function openStore(databaseUrl: string): Promise<Store> {
-  const store = databaseUrl.startsWith('sqlite:') ? openSqlite(databaseUrl.slice('sqlite:'.length)) : openPostgres(databaseUrl);
+export interface StoreOptions {
+  /** PostgreSQL connections (DATABASE_POOL_SIZE); default 10. */
+  poolSize?: number;
+  /** PostgreSQL: one transaction for the movements of one account in one event-loop turn (default true; off only to measure). */
+  groupCommit?: boolean;
+}
+
+export async function openStore(databaseUrl: string, options: StoreOptions = {}): Promise<Store> {
+  const store = databaseUrl.startsWith('sqlite:') ? openSqlite(databaseUrl.slice('sqlite:'.length)) : openPostgres(databaseUrl, options.poolSize ?? 10, options.groupCommit ?? true);
   await store.migrate();
   return store;
 }
 
-function openSqlite(path: string): SqliteStore {
+function openSqlite(path: string): Store {
   const file = path === ':memory:' ? ':memory:' : path;
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const database = new BetterSqlite3(file);
@@ -25,22 +34,38 @@ function openSqlite(path: string): SqliteStore {
   database.pragma('synchronous = NORMAL');
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
-  return new SqliteStore(database, file);
+  const counter = new QueryCounter();
+  const stopCheckpointer = file === ':memory:' ? undefined : startWalCheckpointer(database, file);
+  return sqlStore({
+    dialect: 'sqlite',
+    db: new Kysely<Database>({ dialect: new SqliteDialect({ database }), log: counter.tick }),
+    money: new SqliteMoney(database, counter.tick),
+    counter,
+    beforeClose: stopCheckpointer,
+  });
 }
 
-function openPostgres(url: string): SqlStore {
+function openPostgres(url: string, poolSize: number, groupCommit: boolean): Store {
   // int8 (bigint) columns hold micro-credits and milliseconds, all far below 2^53.
   pg.types.setTypeParser(20, (value: string) => Number(value));
   // `?schema=NAME` keeps the gateway's tables in their own schema (tests use one per run).
   const parsed = new URL(url);
-  const schema = parsed.searchParams.get('schema');
+  const schema = parsed.searchParams.get('schema')?.replace(/[^a-zA-Z0-9_]/g, '');
   parsed.searchParams.delete('schema');
-  const pool = new pg.Pool({
+  const config: pg.PoolConfig & { pipeline: boolean } = {
     connectionString: parsed.toString(),
-    max: 10,
-    ...(schema === null ? {} : { options: `-c search_path=${schema.replace(/[^a-zA-Z0-9_]/g, '')}` }),
+    max: poolSize,
+    // A group commit writes BEGIN, its statements and COMMIT at once: one round trip.
+    pipeline: true,
+    ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }),
+  };
+  const pool = new pg.Pool(config);
+  const counter = new QueryCounter();
+  return sqlStore({
+    dialect: 'postgres',
+    db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: counter.tick }),
+    money: new PostgresMoney(pool, counter.tick, groupCommit),
+    counter,
+    ...(schema === undefined ? {} : { schema }),
   });
-  return new SqlStore('postgres', (onQuery) =>
-    new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: () => onQuery() }),
-  );
 }

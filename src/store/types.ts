@@ -1,9 +1,13 @@
 /**
- * The storage interface every part of the gateway talks to. Two implementations share
- * one SQL code path (src/store/sql): embedded SQLite (default) and PostgreSQL.
- * Money is integer micro-credits everywhere; times are Unix milliseconds.
+ * The storage interfaces every part of the gateway talks to, one per concern; `Store`
+ * is all of them. Two databases implement them on one SQL code path (src/store/sql):
+ * embedded SQLite (default) and PostgreSQL. Money is integer micro-credits everywhere;
+ * times are Unix milliseconds.
  */
 import type { Scope } from '../shared/scopes.ts';
+import type { HoldResult, JobKind, JobStatus, NewHold, Refund, Settlement, UsageUnits } from './money-contract.ts';
+
+export type { HoldResult, JobKind, JobStatus, NewHold, Refund, Settlement, UsageUnits } from './money-contract.ts';
 
 export interface AccountRecord {
   id: string;
@@ -30,6 +34,31 @@ export interface NewAccount {
 export interface AccountPatch {
   monthlySpendingLimit?: number | null;
   billingEmails?: boolean;
+}
+
+export type LedgerKind = 'topup' | 'grant' | 'hold' | 'settle' | 'refund';
+
+export interface LedgerEntry {
+  id: number;
+  accountId: string;
+  keyId: string | null;
+  jobId: string | null;
+  kind: LedgerKind;
+  /** Magnitude of the movement: credited (topup, grant), reserved (hold), charged (settle), released (refund). */
+  amount: number;
+  createdAt: number;
+}
+
+export interface AccountStore {
+  createAccount(input: NewAccount): Promise<AccountRecord>;
+  getAccount(id: string): Promise<AccountRecord | undefined>;
+  updateAccount(id: string, patch: AccountPatch): Promise<AccountRecord | undefined>;
+  /** A top-up (purchase: also lifts the trial rules at once) or a grant, as one ledger row. */
+  addCredits(accountId: string, amount: number, kind: 'topup' | 'grant', at: number): Promise<AccountRecord | undefined>;
+  /** Settled charges of the account since `since`. */
+  accountSpentSince(accountId: string, since: number): Promise<number>;
+  /** Newest first. */
+  listLedger(accountId: string, limit: number): Promise<LedgerEntry[]>;
 }
 
 export interface ApiKeyRecord {
@@ -62,39 +91,64 @@ export interface ApiKeyPatch {
   emailAlerts?: boolean;
 }
 
-export type LedgerKind = 'topup' | 'grant' | 'hold' | 'settle' | 'refund';
+export type CreateKeyResult = { ok: true; key: ApiKeyRecord } | { ok: false; reason: 'too_many_keys' };
 
-export interface LedgerEntry {
-  id: number;
-  accountId: string;
-  keyId: string | null;
-  jobId: string | null;
-  kind: LedgerKind;
-  /** Magnitude of the movement: credited (topup, grant), reserved (hold), charged (settle), released (refund). */
-  amount: number;
-  createdAt: number;
+/** What a key family's runs count toward its limits: open holds at the amount held, settled runs at cost, refunded at 0. */
+export interface KeyUsage {
+  /** In the UTC day of `at`. */
+  day: number;
+  /** In the UTC calendar month of `at`. */
+  month: number;
 }
 
-export type JobStatus = 'running' | 'succeeded' | 'failed' | 'canceled';
+export interface KeyStore {
+  /** Inserts the key unless the account already has `maxActive` active keys at `now`. */
+  createKey(key: ApiKeyRecord, maxActive: number, now: number): Promise<CreateKeyResult>;
+  findKeyByHash(hash: string): Promise<ApiKeyRecord | undefined>;
+  getKey(id: string): Promise<ApiKeyRecord | undefined>;
+  listKeys(accountId: string): Promise<ApiKeyRecord[]>;
+  updateKey(id: string, patch: ApiKeyPatch): Promise<ApiKeyRecord | undefined>;
+  revokeKey(id: string, at: number): Promise<ApiKeyRecord | undefined>;
+  /** Deactivates `oldId` and inserts `replacement` (same family: usage carries over) in one transaction. */
+  rotateKey(oldId: string, replacement: ApiKeyRecord, at: number): Promise<ApiKeyRecord | undefined>;
+  /** The counters the key limits are checked against. */
+  keyFamilyUsage(familyId: string, at: number): Promise<KeyUsage>;
+}
+
+/** The money path (src/store/money-contract.ts): one atomic hold with every admission check, then one settle or refund. */
+export interface MoneyStore {
+  /** Reserves credits, or refuses with the first failing check; nothing is created or charged on a refusal. */
+  hold(hold: NewHold): Promise<HoldResult>;
+  /** Bills a processing job (capped at its hold) and releases the rest; the amount charged (0 when it was no longer processing). */
+  settle(jobId: string, settlement: Settlement): Promise<number>;
+  /** Releases a processing job's whole hold; false when it was no longer processing. */
+  refund(jobId: string, refund: Refund): Promise<boolean>;
+}
 
 export interface JobRecord {
   id: string;
   accountId: string;
   keyId: string | null;
-  kind: string;
+  keyFamilyId: string | null;
+  kind: JobKind;
   model: string;
   status: JobStatus;
   held: number;
+  /** What was charged: null while processing, 0 when refunded. */
   cost: number | null;
-  promptTokens: number | null;
-  completionTokens: number | null;
+  usage: UsageUnits | null;
+  output: unknown;
   errorCode: string | null;
+  clientAddress: string | null;
   createdAt: number;
   finishedAt: number | null;
 }
 
-export type { HoldResult, NewHold, Refund, Settlement } from './money-contract.ts';
-import type { HoldResult, NewHold, Refund, Settlement } from './money-contract.ts';
+export interface JobStore {
+  getJob(id: string): Promise<JobRecord | undefined>;
+  /** An account's jobs, newest first; `before` (a created_at) pages back. */
+  listJobs(accountId: string, options: { limit: number; before?: number }): Promise<JobRecord[]>;
+}
 
 export interface InstanceRecord {
   id: string;
@@ -103,50 +157,67 @@ export interface InstanceRecord {
   heartbeatAt: number;
 }
 
-export type CreateKeyResult = { ok: true; key: ApiKeyRecord } | { ok: false; reason: 'too_many_keys' };
-
-export interface Store {
-  readonly dialect: 'sqlite' | 'postgres';
-  /** Counts statement executions (tests use it to prove cache hits). */
-  readonly queryCount: number;
-  migrate(): Promise<void>;
-  close(): Promise<void>;
-
-  createAccount(input: NewAccount): Promise<AccountRecord>;
-  getAccount(id: string): Promise<AccountRecord | undefined>;
-  updateAccount(id: string, patch: AccountPatch): Promise<AccountRecord | undefined>;
-  /** A top-up (purchase: also marks the account as having a purchase) or a grant, as one ledger row. */
-  addCredits(accountId: string, amount: number, kind: 'topup' | 'grant', at: number): Promise<AccountRecord | undefined>;
-  /** Settled charges of the account since `since`. */
-  accountSpentSince(accountId: string, since: number): Promise<number>;
-  listLedger(accountId: string, limit: number): Promise<LedgerEntry[]>;
-
-  /** Inserts the key unless the account already has `maxActive` active keys at `now`. */
-  createKey(key: ApiKeyRecord, maxActive: number, now: number): Promise<CreateKeyResult>;
-  findKeyByHash(hash: string): Promise<ApiKeyRecord | undefined>;
-  getKey(id: string): Promise<ApiKeyRecord | undefined>;
-  listKeys(accountId: string): Promise<ApiKeyRecord[]>;
-  updateKey(id: string, patch: ApiKeyPatch): Promise<ApiKeyRecord | undefined>;
-  revokeKey(id: string, at: number): Promise<ApiKeyRecord | undefined>;
-  /** Deactivates `oldId` and inserts `replacement` in one transaction. */
-  rotateKey(oldId: string, replacement: ApiKeyRecord, at: number): Promise<ApiKeyRecord | undefined>;
-  /** Reserves credits atomically: refused when the available balance (balance − held) is below the amount. */
-  hold(hold: NewHold): Promise<HoldResult>;
-  /** Bills a running job and releases its hold; returns the amount charged (0 when the job was no longer running). */
-  settle(jobId: string, settlement: Settlement): Promise<number>;
-  /** Releases a running job's whole hold; false when the job was no longer running. */
-  refund(jobId: string, refund: Refund): Promise<boolean>;
-  getJob(id: string): Promise<JobRecord | undefined>;
+export interface InstanceStore {
   /** Records that a gateway process is alive. */
   heartbeat(instance: { id: string; host: string; pid: number }, at: number): Promise<void>;
   listInstances(): Promise<InstanceRecord[]>;
   /** Forgets processes that are gone, after their jobs were refunded. */
   removeInstances(ids: string[]): Promise<void>;
-  /** Instance ids owning running jobs (some may have no instance row at all). */
+  /** Instance ids owning processing jobs (some may have no instance row at all). */
   runningJobOwners(): Promise<string[]>;
-  /** Refunds in full every running job owned by these processes. Returns how many. */
+  /** Refunds in full every processing job owned by these processes (not a trial failure: the gateway's fault). Returns how many. */
   refundJobsOf(instanceIds: string[], at: number): Promise<number>;
-
-  /** What a key family's runs are charged since `since`: open holds at their held amount, settled runs at cost. */
-  keyFamilyChargedSince(familyId: string, since: number): Promise<number>;
 }
+
+export type NotificationKind = 'warning' | 'limit_reached';
+export type LimitPeriod = 'daily' | 'monthly';
+/** none: no e-mail wanted (switches off, no address); pending: queued or retrying; suppressed: over the account's 10 in 24 hours. */
+export type MailState = 'none' | 'pending' | 'sent' | 'failed' | 'suppressed';
+
+export interface NotificationRecord {
+  id: number;
+  accountId: string;
+  keyId: string | null;
+  keyFamilyId: string;
+  kind: NotificationKind;
+  limit: LimitPeriod;
+  /** Start of the UTC day or month the alert belongs to. */
+  periodStart: number;
+  threshold: number;
+  createdAt: number;
+  mail: MailState;
+}
+
+/** An outbox row claimed for sending: the claimer holds its lease until `leaseUntil`. */
+export interface ClaimedMail {
+  id: number;
+  accountId: string;
+  /** The account's address now; null when it has none (mark the mail failed). */
+  to: string | null;
+  accountName: string;
+  notification: NotificationRecord;
+  attempts: number;
+  leaseUntil: number;
+}
+
+export interface NotificationStore {
+  /** Newest first. */
+  listNotifications(accountId: string, limit: number): Promise<NotificationRecord[]>;
+  /**
+   * Claims up to `limit` due outbox rows with a lease, so two processes never send the same mail; a row whose
+   * account already had 10 mails claimed in the last 24 hours is suppressed instead.
+   */
+  claimMail(owner: string, now: number, options: { limit: number; leaseMs: number }): Promise<ClaimedMail[]>;
+  /** False when the lease was lost (another process may have sent it). */
+  markMailSent(id: number, owner: string, at: number): Promise<boolean>;
+  /** `retryAt` null gives up on the row. */
+  markMailFailed(id: number, owner: string, error: string, retryAt: number | null): Promise<boolean>;
+}
+
+export type Store = AccountStore & KeyStore & MoneyStore & JobStore & InstanceStore & NotificationStore & {
+  readonly dialect: 'sqlite' | 'postgres';
+  /** Counts statement executions (tests use it to prove cache hits). */
+  readonly queryCount: number;
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+};

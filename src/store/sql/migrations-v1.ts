@@ -1,86 +1,10 @@
 /**
- * Tables (Kysely types) and migrations, shared by SQLite and PostgreSQL.
- * Booleans are 0/1 integers and times Unix milliseconds in both dialects, so one
- * query path serves both.
+ * The first migrations (001, 002), as the first release shipped them: frozen. Every
+ * change since is a new migration (migrations-v2.ts); databases made by that release
+ * upgrade in place.
  */
-import { type Generated, type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
-
-export interface AccountsTable {
-  id: string;
-  name: string;
-  email: string | null;
-  created_at: number;
-  has_purchase: number;
-  billing_emails: number;
-  monthly_spending_limit: number | null;
-  balance: number;
-  held: number;
-}
-
-export interface ApiKeysTable {
-  id: string;
-  account_id: string;
-  family_id: string;
-  hash: string;
-  prefix: string;
-  name: string;
-  scopes: string;
-  requests_per_minute: number;
-  ip_allowlist: string;
-  daily_limit: number | null;
-  monthly_limit: number | null;
-  expires_at: number | null;
-  warning_threshold: number;
-  email_alerts: number;
-  created_at: number;
-  revoked_at: number | null;
-}
-
-export interface LedgerTable {
-  id: Generated<number>;
-  account_id: string;
-  key_id: string | null;
-  key_family_id: string | null;
-  job_id: string | null;
-  kind: string;
-  amount: number;
-  created_at: number;
-}
-
-export interface JobsTable {
-  id: string;
-  account_id: string;
-  key_id: string | null;
-  key_family_id: string | null;
-  kind: string;
-  model: string;
-  status: string;
-  held: number;
-  cost: number | null;
-  prompt_tokens: number | null;
-  completion_tokens: number | null;
-  error_code: string | null;
-  instance_id: string;
-  created_at: number;
-  finished_at: number | null;
-}
-
-export interface InstancesTable {
-  id: string;
-  host: string;
-  pid: number;
-  heartbeat_at: number;
-}
-
-export interface Database {
-  accounts: AccountsTable;
-  api_keys: ApiKeysTable;
-  ledger: LedgerTable;
-  jobs: JobsTable;
-  gateway_instances: InstancesTable;
-}
-
-export type Dialect = 'sqlite' | 'postgres';
+import { type Kysely, type Migration, sql } from 'kysely';
+import type { Dialect } from './tables.ts';
 
 function foundation(dialect: Dialect): Migration {
   const money = 'bigint';
@@ -174,10 +98,7 @@ const jobs: Migration = {
   },
 };
 
-export function migrationProvider(dialect: Dialect): MigrationProvider {
-  return {
-    async getMigrations() {
-      return { '001_foundation': foundation(dialect), '002_jobs': jobs };
-    },
-  };
+/** 001 and 002, by name. */
+export function firstMigrations(dialect: Dialect): Record<string, Migration> {
+  return { '001_foundation': foundation(dialect), '002_jobs': jobs };
 }

@@ -1,0 +1,110 @@
+/** Accounts, credits and the ledger (AccountStore) on Kysely. */
+import { type Kysely, type Selectable, sql } from 'kysely';
+import { randomUUID } from 'node:crypto';
+import type { AccountPatch, AccountRecord, AccountStore, LedgerEntry, LedgerKind, NewAccount } from '../types.ts';
+import type { AccountsTable, Database } from './tables.ts';
+
+export class SqlAccounts implements AccountStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async createAccount(input: NewAccount): Promise<AccountRecord> {
+    const row: AccountsTable = {
+      id: randomUUID(),
+      name: input.name,
+      email: input.email,
+      created_at: input.createdAt,
+      has_purchase: input.hasPurchase ? 1 : 0,
+      billing_emails: input.billingEmails ? 1 : 0,
+      monthly_spending_limit: null,
+      balance: 0,
+      held: 0,
+      month_start: 0,
+      month_settled: 0,
+      trial_runs: '',
+      trial_failures: 0,
+    };
+    await this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('accounts').values(row).execute();
+      // The usage counter of runs without a key (the hold locks a counter row with the account row).
+      await trx.insertInto('key_families').values({ family_id: row.id, account_id: row.id, day_start: 0, day_used: 0, month_start: 0, month_used: 0 }).execute();
+    });
+    return toAccount(row);
+  }
+
+  async getAccount(id: string): Promise<AccountRecord | undefined> {
+    const row = await this.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+    return row === undefined ? undefined : toAccount(row);
+  }
+
+  async updateAccount(id: string, patch: AccountPatch): Promise<AccountRecord | undefined> {
+    const values: Partial<AccountsTable> = {};
+    if (patch.monthlySpendingLimit !== undefined) values.monthly_spending_limit = patch.monthlySpendingLimit;
+    if (patch.billingEmails !== undefined) values.billing_emails = patch.billingEmails ? 1 : 0;
+    if (Object.keys(values).length > 0) await this.db.updateTable('accounts').set(values).where('id', '=', id).execute();
+    return this.getAccount(id);
+  }
+
+  async addCredits(accountId: string, amount: number, kind: 'topup' | 'grant', at: number): Promise<AccountRecord | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const updated = await trx
+        .updateTable('accounts')
+        .set((eb) => ({
+          balance: eb('balance', '+', amount),
+          ...(kind === 'topup' ? { has_purchase: 1 } : {}),
+        }))
+        .where('id', '=', accountId)
+        .returningAll()
+        .executeTakeFirst();
+      if (updated === undefined) return undefined;
+      await trx
+        .insertInto('ledger')
+        .values({ account_id: accountId, key_id: null, key_family_id: null, job_id: null, kind, amount, created_at: at })
+        .execute();
+      return toAccount(updated);
+    });
+  }
+
+  async accountSpentSince(accountId: string, since: number): Promise<number> {
+    const row = await this.db
+      .selectFrom('ledger')
+      .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('amount'), sql<number>`0`).as('total'))
+      .where('account_id', '=', accountId)
+      .where('kind', '=', 'settle')
+      .where('created_at', '>=', since)
+      .executeTakeFirstOrThrow();
+    return Number(row.total);
+  }
+
+  async listLedger(accountId: string, limit: number): Promise<LedgerEntry[]> {
+    const rows = await this.db
+      .selectFrom('ledger')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({
+      id: Number(r.id),
+      accountId: r.account_id,
+      keyId: r.key_id,
+      jobId: r.job_id,
+      kind: r.kind as LedgerKind,
+      amount: Number(r.amount),
+      createdAt: Number(r.created_at),
+    }));
+  }
+}
+
+function toAccount(row: Selectable<AccountsTable>): AccountRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    email: row.email,
+    createdAt: Number(row.created_at),
+    hasPurchase: Number(row.has_purchase) === 1,
+    billingEmails: Number(row.billing_emails) === 1,
+    monthlySpendingLimit: row.monthly_spending_limit === null ? null : Number(row.monthly_spending_limit),
+    balance: Number(row.balance),
+    held: Number(row.held),
+  };
+}

@@ -1,0 +1,128 @@
+/**
+ * Jobs: the money path (MoneyStore, through the one movement implementation), reading
+ * jobs (JobStore), and the processes that own running jobs (InstanceStore).
+ */
+import type { Kysely, Selectable } from 'kysely';
+import type { HoldResult, JobKind, JobStatus, NewHold, Refund, Settlement, UsageUnits } from '../money-contract.ts';
+import type { InstanceRecord, InstanceStore, JobRecord, JobStore, MoneyStore } from '../types.ts';
+import type { MoneyEngine } from './money-plan.ts';
+import { closeMovement, holdMovement, isTrialFailure, type Closed, type Closing } from './money-sql.ts';
+import type { Database, JobsTable } from './tables.ts';
+
+export class SqlJobs implements MoneyStore, JobStore, InstanceStore {
+  /** The account of each job this process holds: its settle or refund shares that account's group commit. */
+  private readonly accountOfJob = new Map<string, string>();
+
+  constructor(private readonly db: Kysely<Database>, private readonly money: MoneyEngine) {}
+
+  async hold(hold: NewHold): Promise<HoldResult> {
+    let result: HoldResult;
+    try {
+      result = await this.money.run(holdMovement, hold, hold.accountId);
+    } catch (error) {
+      // Idempotent by job id: a hold retried after its commit was lost (the connection broke) finds its job.
+      const job = isUniqueViolation(error) ? await this.getJob(hold.jobId) : undefined;
+      if (job?.accountId !== hold.accountId || job.held !== hold.amount) throw error;
+      result = { ok: true };
+    }
+    if (result.ok) this.accountOfJob.set(hold.jobId, hold.accountId);
+    return result;
+  }
+
+  async settle(jobId: string, settlement: Settlement): Promise<number> {
+    const closed = await this.close({
+      jobId, refund: false, status: settlement.status, cost: settlement.cost, usage: settlement.usage,
+      output: settlement.output ?? null, errorCode: null, at: settlement.at, failure: false,
+    });
+    return closed.charged;
+  }
+
+  async refund(jobId: string, refund: Refund): Promise<boolean> {
+    return (await this.close({ jobId, ...refunded(refund), failure: isTrialFailure(refund.status, refund.errorCode) })).closed;
+  }
+
+  private close(closing: Closing, lane = this.accountOfJob.get(closing.jobId)): Promise<Closed> {
+    this.accountOfJob.delete(closing.jobId);
+    return this.money.run(closeMovement, closing, lane);
+  }
+
+  async getJob(id: string): Promise<JobRecord | undefined> {
+    const row = await this.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
+    return row === undefined ? undefined : toJob(row);
+  }
+
+  async listJobs(accountId: string, options: { limit: number; before?: number }): Promise<JobRecord[]> {
+    let query = this.db.selectFrom('jobs').selectAll().where('account_id', '=', accountId);
+    if (options.before !== undefined) query = query.where('created_at', '<', options.before);
+    const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(options.limit).execute();
+    return rows.map(toJob);
+  }
+
+  async heartbeat(instance: { id: string; host: string; pid: number }, at: number): Promise<void> {
+    await this.db
+      .insertInto('gateway_instances')
+      .values({ id: instance.id, host: instance.host, pid: instance.pid, heartbeat_at: at })
+      .onConflict((oc) => oc.column('id').doUpdateSet({ heartbeat_at: at }))
+      .execute();
+  }
+
+  async listInstances(): Promise<InstanceRecord[]> {
+    const rows = await this.db.selectFrom('gateway_instances').selectAll().execute();
+    return rows.map((r) => ({ id: r.id, host: r.host, pid: Number(r.pid), heartbeatAt: Number(r.heartbeat_at) }));
+  }
+
+  async removeInstances(ids: string[]): Promise<void> {
+    if (ids.length > 0) await this.db.deleteFrom('gateway_instances').where('id', 'in', ids).execute();
+  }
+
+  async runningJobOwners(): Promise<string[]> {
+    const rows = await this.db.selectFrom('jobs').select('instance_id').distinct().where('status', '=', 'processing').execute();
+    return rows.map((r) => r.instance_id);
+  }
+
+  async refundJobsOf(instanceIds: string[], at: number): Promise<number> {
+    if (instanceIds.length === 0) return 0;
+    const jobs = await this.db
+      .selectFrom('jobs')
+      .select(['id', 'account_id'])
+      .where('status', '=', 'processing')
+      .where('instance_id', 'in', instanceIds)
+      .execute();
+    const refund: Refund = { status: 'failed', errorCode: 'internal_error', at };
+    const closed = await Promise.all(jobs.map((job) => this.close({ jobId: job.id, ...refunded(refund), failure: false }, job.account_id)));
+    return closed.filter((c) => c.closed).length;
+  }
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+function refunded(refund: Refund): Omit<Closing, 'jobId' | 'failure'> {
+  return { refund: true, status: refund.status, cost: 0, usage: null, output: null, errorCode: refund.errorCode, at: refund.at };
+}
+
+function parsed(json: string | null): unknown {
+  return json === null ? null : JSON.parse(json);
+}
+
+function toJob(row: Selectable<JobsTable>): JobRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    keyId: row.key_id,
+    keyFamilyId: row.key_family_id,
+    kind: row.kind as JobKind,
+    model: row.model,
+    status: row.status as JobStatus,
+    held: Number(row.held),
+    cost: row.cost === null ? null : Number(row.cost),
+    usage: parsed(row.usage) as UsageUnits | null,
+    output: parsed(row.output),
+    errorCode: row.error_code,
+    clientAddress: row.client_address,
+    createdAt: Number(row.created_at),
+    finishedAt: row.finished_at === null ? null : Number(row.finished_at),
+  };
+}

@@ -1,0 +1,131 @@
+/** API keys and their families' usage counters (KeyStore) on Kysely. */
+import type { Kysely, Selectable } from 'kysely';
+import type { Scope } from '../../shared/scopes.ts';
+import { startOfUtcDay, startOfUtcMonth } from '../../shared/time.ts';
+import type { ApiKeyPatch, ApiKeyRecord, CreateKeyResult, KeyStore, KeyUsage } from '../types.ts';
+import type { ApiKeysTable, Database, Dialect } from './tables.ts';
+
+export class SqlKeys implements KeyStore {
+  constructor(private readonly db: Kysely<Database>, private readonly dialect: Dialect) {}
+
+  async createKey(key: ApiKeyRecord, maxActive: number, now: number): Promise<CreateKeyResult> {
+    return this.db.transaction().execute(async (trx) => {
+      // Lock the account row so two concurrent creations cannot both pass the count (PostgreSQL);
+      // SQLite transactions are already serialised.
+      if (this.dialect === 'postgres') {
+        await trx.selectFrom('accounts').select('id').where('id', '=', key.accountId).forUpdate().execute();
+      }
+      const active = await trx
+        .selectFrom('api_keys')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('account_id', '=', key.accountId)
+        .where('revoked_at', 'is', null)
+        .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+        .executeTakeFirstOrThrow();
+      if (Number(active.n) >= maxActive) return { ok: false, reason: 'too_many_keys' } as const;
+      await trx.insertInto('api_keys').values(fromKey(key)).execute();
+      await trx
+        .insertInto('key_families')
+        .values({ family_id: key.familyId, account_id: key.accountId, day_start: 0, day_used: 0, month_start: 0, month_used: 0 })
+        .onConflict((oc) => oc.column('family_id').doNothing())
+        .execute();
+      return { ok: true, key } as const;
+    });
+  }
+
+  async findKeyByHash(hash: string): Promise<ApiKeyRecord | undefined> {
+    const row = await this.db.selectFrom('api_keys').selectAll().where('hash', '=', hash).executeTakeFirst();
+    return row === undefined ? undefined : toKey(row);
+  }
+
+  async getKey(id: string): Promise<ApiKeyRecord | undefined> {
+    const row = await this.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+    return row === undefined ? undefined : toKey(row);
+  }
+
+  async listKeys(accountId: string): Promise<ApiKeyRecord[]> {
+    const rows = await this.db.selectFrom('api_keys').selectAll().where('account_id', '=', accountId).orderBy('created_at', 'asc').execute();
+    return rows.map(toKey);
+  }
+
+  async updateKey(id: string, patch: ApiKeyPatch): Promise<ApiKeyRecord | undefined> {
+    const values: Partial<ApiKeysTable> = {};
+    if (patch.name !== undefined) values.name = patch.name;
+    if (patch.dailyLimit !== undefined) values.daily_limit = patch.dailyLimit;
+    if (patch.monthlyLimit !== undefined) values.monthly_limit = patch.monthlyLimit;
+    if (patch.warningThreshold !== undefined) values.warning_threshold = patch.warningThreshold;
+    if (patch.emailAlerts !== undefined) values.email_alerts = patch.emailAlerts ? 1 : 0;
+    if (Object.keys(values).length > 0) await this.db.updateTable('api_keys').set(values).where('id', '=', id).execute();
+    return this.getKey(id);
+  }
+
+  async revokeKey(id: string, at: number): Promise<ApiKeyRecord | undefined> {
+    await this.db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+    return this.getKey(id);
+  }
+
+  async rotateKey(oldId: string, replacement: ApiKeyRecord, at: number): Promise<ApiKeyRecord | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const revoked = await trx
+        .updateTable('api_keys')
+        .set({ revoked_at: at })
+        .where('id', '=', oldId)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst();
+      if (Number(revoked.numUpdatedRows) !== 1) return undefined;
+      await trx.insertInto('api_keys').values(fromKey(replacement)).execute();
+      return replacement;
+    });
+  }
+
+  async keyFamilyUsage(familyId: string, at: number): Promise<KeyUsage> {
+    const row = await this.db.selectFrom('key_families').selectAll().where('family_id', '=', familyId).executeTakeFirst();
+    if (row === undefined) return { day: 0, month: 0 };
+    return {
+      day: Number(row.day_start) >= startOfUtcDay(at) ? Number(row.day_used) : 0,
+      month: Number(row.month_start) >= startOfUtcMonth(at) ? Number(row.month_used) : 0,
+    };
+  }
+}
+
+function toKey(row: Selectable<ApiKeysTable>): ApiKeyRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    familyId: row.family_id,
+    hash: row.hash,
+    prefix: row.prefix,
+    name: row.name,
+    scopes: row.scopes === '' ? [] : (row.scopes.split(',') as Scope[]),
+    requestsPerMinute: Number(row.requests_per_minute),
+    ipAllowlist: JSON.parse(row.ip_allowlist) as string[],
+    dailyLimit: row.daily_limit === null ? null : Number(row.daily_limit),
+    monthlyLimit: row.monthly_limit === null ? null : Number(row.monthly_limit),
+    expiresAt: row.expires_at === null ? null : Number(row.expires_at),
+    warningThreshold: Number(row.warning_threshold),
+    emailAlerts: Number(row.email_alerts) === 1,
+    createdAt: Number(row.created_at),
+    revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
+  };
+}
+
+function fromKey(key: ApiKeyRecord): ApiKeysTable {
+  return {
+    id: key.id,
+    account_id: key.accountId,
+    family_id: key.familyId,
+    hash: key.hash,
+    prefix: key.prefix,
+    name: key.name,
+    scopes: key.scopes.join(','),
+    requests_per_minute: key.requestsPerMinute,
+    ip_allowlist: JSON.stringify(key.ipAllowlist),
+    daily_limit: key.dailyLimit,
+    monthly_limit: key.monthlyLimit,
+    expires_at: key.expiresAt,
+    warning_threshold: key.warningThreshold,
+    email_alerts: key.emailAlerts ? 1 : 0,
+    created_at: key.createdAt,
+    revoked_at: key.revokedAt,
+  };
+}

@@ -1,0 +1,125 @@
+/**
+ * The money path on PostgreSQL: each movement is ONE statement (its steps as
+ * data-modifying CTEs), prepared once per connection, so a row lock lives for one
+ * statement and its commit. Group commit: the movements of one event-loop turn that
+ * share a lane (an account) go as one transaction, pipelined — BEGIN, the statements,
+ * COMMIT written at once, one round trip — each still conditional and answered on its
+ * own. Different lanes never share a transaction, so two batches never wait on each
+ * other's rows. A failed batch retries its members one by one.
+ */
+import type pg from 'pg';
+import { postgresOutcome, postgresStatement, type AnyMovement, type MoneyEngine, type Movement, type Params, type Row } from './money-plan.ts';
+import { TurnBatch, type Queued } from './turn-batch.ts';
+
+type Run = Queued<{ movement: AnyMovement; params: Params; lane: string | undefined }>;
+
+/** Deadlock and serialization failures: the statement did nothing and may simply run again. */
+const RETRYABLE = new Set(['40P01', '40001']);
+const MAX_ATTEMPTS = 4;
+
+export class PostgresMoney implements MoneyEngine {
+  private readonly statements = new Map<string, { text: string; order: string[] }>();
+  private readonly batch = new TurnBatch<Run>((group) => this.dispatch(group));
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(private readonly pool: pg.Pool, private readonly onRun: () => void, private readonly groupCommit = true) {}
+
+  run<In, Out>(movement: Movement<In, Out>, input: In, lane?: string): Promise<Out> {
+    const params = movement.bind(input);
+    return new Promise<Out>((resolve, reject) => {
+      this.batch.add({ payload: { movement: movement as AnyMovement, params, lane }, resolve: resolve as (value: unknown) => void, reject });
+    });
+  }
+
+  async close(): Promise<void> {
+    this.batch.drain();
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  private dispatch(group: Run[]): void {
+    const lanes = new Map<string, Run[]>();
+    for (const run of group) {
+      if (run.payload.lane === undefined || !this.groupCommit) {
+        this.track(this.single(run));
+        continue;
+      }
+      const lane = lanes.get(run.payload.lane);
+      if (lane === undefined) lanes.set(run.payload.lane, [run]);
+      else lane.push(run);
+    }
+    for (const runs of lanes.values()) this.track(runs.length === 1 ? this.single(runs[0] as Run) : this.together(runs));
+  }
+
+  private track(work: Promise<void>): void {
+    this.inFlight.add(work);
+    void work.finally(() => this.inFlight.delete(work));
+  }
+
+  private query(run: Run): pg.QueryConfig {
+    const { movement, params } = run.payload;
+    let statement = this.statements.get(movement.name);
+    if (statement === undefined) {
+      statement = postgresStatement(movement);
+      this.statements.set(movement.name, statement);
+    }
+    this.onRun();
+    return { name: `money_${movement.name}`, text: statement.text, values: statement.order.map((name) => params[name] ?? null) };
+  }
+
+  private answer(run: Run, row: Row | undefined): void {
+    try {
+      run.resolve(run.payload.movement.read(postgresOutcome(run.payload.movement, row)));
+    } catch (error) {
+      run.reject(error);
+    }
+  }
+
+  /** One movement alone: one statement, autocommitted. */
+  private async single(run: Run): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const result = await this.pool.query<Row>(this.query(run));
+        this.answer(run, result.rows[0]);
+        return;
+      } catch (error) {
+        if (attempt >= MAX_ATTEMPTS || !RETRYABLE.has((error as { code?: string }).code ?? '')) {
+          run.reject(error);
+          return;
+        }
+      }
+    }
+  }
+
+  /** Movements of one lane in one transaction, written at once (the connection pipelines them). */
+  private async together(runs: Run[]): Promise<void> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      for (const run of runs) run.reject(error);
+      return;
+    }
+    let results: PromiseSettledResult<pg.QueryResult<Row>>[];
+    let broken = false;
+    try {
+      results = await Promise.allSettled([
+        client.query<Row>('BEGIN'),
+        ...runs.map((run) => client.query<Row>(this.query(run))),
+        client.query<Row>('COMMIT'),
+      ]);
+    } catch (error) {
+      broken = true;
+      results = [{ status: 'rejected', reason: error }];
+    } finally {
+      client.release(broken);
+    }
+    const commit = results[results.length - 1];
+    const committed = results.every((r) => r.status === 'fulfilled') && commit?.status === 'fulfilled' && commit.value.command === 'COMMIT';
+    if (!committed) {
+      // Nothing of the batch was kept: every member runs again on its own.
+      await Promise.all(runs.map((run) => this.single(run)));
+      return;
+    }
+    runs.forEach((run, i) => this.answer(run, (results[i + 1] as PromiseFulfilledResult<pg.QueryResult<Row>>).value.rows[0]));
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * The tables as the latest migration leaves them (Kysely types), shared by SQLite and
+ * PostgreSQL. Booleans are 0/1 integers, times Unix milliseconds and money integer
+ * micro-credits in both dialects, so one query path serves both.
+ */
+import type { Generated } from 'kysely';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface AccountsTable {
+  id: string;
+  name: string;
+  email: string | null;
+  created_at: number;
+  has_purchase: number;
+  billing_emails: number;
+  monthly_spending_limit: number | null;
+  balance: number;
+  held: number;
+  /** Settled charges of the UTC month starting at month_start (the spending limit's counter). */
+  month_start: number;
+  month_settled: number;
+  /** Trial rules: the latest run start times (a sliding log, newest first) and failures in a row. */
+  trial_runs: string;
+  trial_failures: number;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  account_id: string;
+  family_id: string;
+  hash: string;
+  prefix: string;
+  name: string;
+  scopes: string;
+  requests_per_minute: number;
+  ip_allowlist: string;
+  daily_limit: number | null;
+  monthly_limit: number | null;
+  expires_at: number | null;
+  warning_threshold: number;
+  email_alerts: number;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+/**
+ * A key family's usage (a key and every key rotated from it) in its current UTC day and month. Each
+ * account also has a row of its own (family_id = account id) that the holds of runs without a key lock.
+ */
+export interface KeyFamiliesTable {
+  family_id: string;
+  account_id: string;
+  day_start: number;
+  day_used: number;
+  month_start: number;
+  month_used: number;
+}
+
+export interface LedgerTable {
+  id: Generated<number>;
+  account_id: string;
+  key_id: string | null;
+  key_family_id: string | null;
+  job_id: string | null;
+  kind: string;
+  amount: number;
+  created_at: number;
+}
+
+export interface JobsTable {
+  id: string;
+  account_id: string;
+  key_id: string | null;
+  key_family_id: string | null;
+  kind: string;
+  model: string;
+  status: string;
+  held: number;
+  cost: number | null;
+  /** JSON of the usage units, the output report. */
+  usage: string | null;
+  output: string | null;
+  error_code: string | null;
+  instance_id: string;
+  client_address: string | null;
+  counts_key: number;
+  lease_until: number | null;
+  created_at: number;
+  finished_at: number | null;
+}
+
+export interface InstancesTable {
+  id: string;
+  host: string;
+  pid: number;
+  heartbeat_at: number;
+}
+
+/** Trial runs per client address: a sliding log of run start times, newest first. */
+export interface TrialAddressesTable {
+  address: string;
+  runs: string;
+}
+
+export interface NotificationsTable {
+  id: Generated<number>;
+  account_id: string;
+  key_id: string | null;
+  key_family_id: string;
+  kind: string;
+  limit_period: string;
+  period_start: number;
+  threshold: number;
+  created_at: number;
+}
+
+export interface MailOutboxTable {
+  id: Generated<number>;
+  notification_id: number;
+  account_id: string;
+  /** pending (to send, or to retry at next_attempt_at), sent, failed (given up), suppressed (over the account's quota). */
+  status: string;
+  attempts: number;
+  next_attempt_at: number;
+  lease_owner: string | null;
+  lease_until: number | null;
+  first_claimed_at: number | null;
+  sent_at: number | null;
+  last_error: string | null;
+  created_at: number;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  key_families: KeyFamiliesTable;
+  ledger: LedgerTable;
+  jobs: JobsTable;
+  gateway_instances: InstancesTable;
+  trial_addresses: TrialAddressesTable;
+  notifications: NotificationsTable;
+  mail_outbox: MailOutboxTable;
+}

@@ -1,0 +1,141 @@
+/**
+ * Forward migrations: a database made by the first release (migrations 001 and 002),
+ * with an open hold and finished jobs in it, opens with today's store and keeps every
+ * balance, hold, job and ledger row, on SQLite and PostgreSQL.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startOfUtcDay } from '../src/shared/time.ts';
+import { openStore } from '../src/store/open-store.ts';
+import type { Store } from '../src/store/types.ts';
+import { createV1Database } from './fixtures/store-v1.ts';
+import { hold, postgresSchema } from './helpers/stores.ts';
+
+const DAY = 86_400_000;
+const now = Date.now();
+const today = startOfUtcDay(now);
+
+/** Rows as the first release wrote them. */
+async function fillV1(db: Kysely<unknown>, dialect: 'sqlite' | 'postgres'): Promise<void> {
+  const exec = (text: string, ...values: unknown[]) => {
+    let n = 0;
+    return db.executeQuery(CompiledQuery.raw(dialect === 'sqlite' ? text : text.replace(/\?/g, () => `$${++n}`), values));
+  };
+  const account = `insert into accounts (id, name, email, created_at, has_purchase, billing_emails, monthly_spending_limit, balance, held) values (?, ?, ?, ?, ?, 1, ?, ?, ?)`;
+  await exec(account, 'acc-a', 'Payer', 'a@example.test', now - 30 * DAY, 1, 3_000_000, 9_650_000, 2_000_000);
+  await exec(account, 'acc-b', 'Trial', null, now - 3 * DAY, 0, null, 5_000_000 - 10, 0);
+  const apiKey = `insert into api_keys (id, account_id, family_id, hash, prefix, name, scopes, requests_per_minute, ip_allowlist, daily_limit,
+    monthly_limit, expires_at, warning_threshold, email_alerts, created_at, revoked_at) values (?, 'acc-a', 'key-1', ?, 'svc_live_ab', 'k', 'chat', 600, '[]', 2500000, null, null, 0.8, 0, ?, ?)`;
+  await exec(apiKey, 'key-1', 'hash-1', now - 10 * DAY, now - DAY);
+  await exec(apiKey, 'key-2', 'hash-2', now - DAY, null);
+  const job = `insert into jobs (id, account_id, key_id, key_family_id, kind, model, status, held, cost, prompt_tokens, completion_tokens, error_code,
+    instance_id, created_at, finished_at) values (?, ?, ?, ?, 'chat', 'gpt-test', ?, ?, ?, ?, ?, ?, 'old-proc', ?, ?)`;
+  await exec(job, 'j-settled', 'acc-a', 'key-1', 'key-1', 'succeeded', 1_000_000, 250_000, 100, 50, null, today, today + 10);
+  await exec(job, 'j-open', 'acc-a', 'key-2', 'key-1', 'running', 2_000_000, null, null, null, null, today + 1, null);
+  await exec(job, 'j-closed', 'acc-a', 'key-2', 'key-1', 'client_closed', 500_000, 100_000, 20, 7, null, today + 2, today + 12);
+  await exec(job, 'j-failed', 'acc-a', 'key-2', 'key-1', 'failed', 300_000, null, null, null, 'upstream_error', today + 3, today + 13);
+  await exec(job, 'j-aborted', 'acc-a', 'key-2', 'key-1', 'failed', 300_000, null, null, null, 'client_closed_request', today + 4, today + 14);
+  await exec(job, 'b-1', 'acc-b', null, null, 'succeeded', 1_000, 10, 1, 1, null, now - 3000, now - 2900);
+  await exec(job, 'b-2', 'acc-b', null, null, 'failed', 1_000, null, null, null, 'upstream_error', now - 2000, now - 1900);
+  await exec(job, 'b-3', 'acc-b', null, null, 'failed', 1_000, null, null, null, 'provider_timeout', now - 1000, now - 900);
+  const ledger = 'insert into ledger (account_id, key_id, key_family_id, job_id, kind, amount, created_at) values (?, ?, ?, ?, ?, ?, ?)';
+  await exec(ledger, 'acc-a', null, null, null, 'topup', 10_000_000, now - 20 * DAY);
+  for (const [id, held, end, amount] of [['j-settled', 1_000_000, 'settle', 250_000], ['j-open', 2_000_000, null, 0], ['j-closed', 500_000, 'settle', 100_000],
+    ['j-failed', 300_000, 'refund', 300_000], ['j-aborted', 300_000, 'refund', 300_000]] as const) {
+    await exec(ledger, 'acc-a', 'key-2', 'key-1', id, 'hold', held, today);
+    if (end !== null) await exec(ledger, 'acc-a', 'key-2', 'key-1', id, end, amount, today + 20);
+  }
+  await exec(ledger, 'acc-b', null, null, null, 'grant', 5_000_000, now - 3 * DAY);
+  await exec(ledger, 'acc-b', null, null, 'b-1', 'settle', 10, now - 2900);
+}
+
+async function checkCarried(store: Store): Promise<void> {
+  expect(await store.getAccount('acc-a')).toMatchObject({ balance: 9_650_000, held: 2_000_000, monthlySpendingLimit: 3_000_000, hasPurchase: true });
+  expect(await store.getJob('j-open')).toMatchObject({ status: 'processing', held: 2_000_000, cost: null, usage: null });
+  expect(await store.getJob('j-settled')).toMatchObject({ status: 'succeeded', cost: 250_000, usage: { prompt_tokens: 100, completion_tokens: 50 } });
+  expect(await store.getJob('j-closed')).toMatchObject({ status: 'canceled', cost: 100_000, usage: { prompt_tokens: 20, completion_tokens: 7 }, errorCode: null });
+  expect(await store.getJob('j-failed')).toMatchObject({ status: 'failed', cost: 0, errorCode: 'upstream_error' });
+  expect(await store.getJob('j-aborted')).toMatchObject({ status: 'canceled', cost: 0, errorCode: 'client_closed_request' });
+  expect((await store.listLedger('acc-a', 100)).map((e) => e.kind).sort()).toEqual(['hold', 'hold', 'hold', 'hold', 'hold', 'refund', 'refund', 'settle', 'settle', 'topup']);
+  expect(await store.accountSpentSince('acc-a', today)).toBe(350_000);
+
+  // Key usage per family, from the carried jobs: settled at cost, the open hold at its amount, refunds at 0.
+  expect(await store.keyFamilyUsage('key-1', now)).toEqual({ day: 2_350_000, month: 2_350_000 });
+  // The key limit (2.5 credits a day) and the spending limit (3 credits a month) see the carried usage.
+  const key = await store.getKey('key-2');
+  expect(key?.familyId).toBe('key-1');
+  expect(await hold(store, 'acc-a', 150_001, { key, at: now })).toEqual({ ok: false, reason: 'key_limit', period: 'daily', limit: 2_500_000, used: 2_350_000 });
+  expect(await hold(store, 'acc-a', 650_001, { at: now })).toEqual({ ok: false, reason: 'spending_limit', limit: 3_000_000, spent: 2_350_000 });
+
+  // The open hold of the old process is still refunded by crash recovery.
+  expect(await store.runningJobOwners()).toEqual(['old-proc']);
+  expect(await store.refundJobsOf(['old-proc'], now)).toBe(1);
+  expect(await store.getAccount('acc-a')).toMatchObject({ balance: 9_650_000, held: 0 });
+  expect(await store.keyFamilyUsage('key-1', now)).toEqual({ day: 350_000, month: 350_000 });
+  expect((await hold(store, 'acc-a', 150_000, { key, at: now })).ok).toBe(true);
+
+  // The trial account carries its two failures in a row: one more, and the next run is refused.
+  const failing = 'b-4';
+  expect((await hold(store, 'acc-b', 1_000, { jobId: failing, at: now })).ok).toBe(true);
+  await store.refund(failing, { status: 'failed', errorCode: 'upstream_error', at: now });
+  expect(await hold(store, 'acc-b', 1_000, { at: now })).toEqual({ ok: false, reason: 'trial', rule: 'failures_in_a_row' });
+}
+
+describe('upgrading a first-release database in place', () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterAll(async () => {
+    for (const cleanup of cleanups) await cleanup();
+  });
+
+  it('SQLite: balances, the open hold, jobs (running → processing, tokens → usage) and the ledger are carried', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-upgrade-'));
+    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const file = join(dir, 'gateway.db');
+    const old = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new BetterSqlite3(file) }) });
+    await createV1Database(old, 'sqlite');
+    await fillV1(old, 'sqlite');
+    await old.destroy();
+    const store = await openStore(`sqlite:${file}`);
+    try {
+      await checkCarried(store);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('PostgreSQL: the same', async () => {
+    const schema = await postgresSchema();
+    cleanups.push(schema.drop);
+    const name = /\?schema=(\w+)/.exec(schema.url)?.[1] as string;
+    const pool = new pg.Pool({ connectionString: schema.url.replace(/\?schema=\w+/, ''), options: `-c search_path=${name}` });
+    const old = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
+    await createV1Database(old, 'postgres', name);
+    await fillV1(old, 'postgres');
+    await old.destroy();
+    const store = await openStore(schema.url);
+    try {
+      await checkCarried(store);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('PostgreSQL: a fresh schema migrates while another schema of the same database already has the tables', async () => {
+    const first = await postgresSchema();
+    const second = await postgresSchema();
+    cleanups.push(first.drop, second.drop);
+    const a = await openStore(first.url);
+    try {
+      const b = await openStore(second.url);
+      expect(await b.getAccount('none')).toBeUndefined();
+      await b.close();
+    } finally {
+      await a.close();
+    }
+  });
+});
