@@ -23,6 +23,8 @@ interface PreparedStep {
   sources: Source[];
   when: boolean;
   gate: boolean;
+  /** The values bound, refilled before every run. */
+  values: unknown[];
 }
 
 interface Plan {
@@ -84,18 +86,9 @@ export class SqliteMoney implements MoneyEngine {
     const produced: unknown[][][] = [];
     for (const step of plan.steps) {
       const rows: unknown[][] = [];
-      for (const combination of combinations(step.from.map((i) => produced[i] as unknown[][]))) {
-        const pick = (i: number) => {
-          const source = step.sources[i] as Source;
-          return (combination[source.from] as unknown[])[source.column];
-        };
-        if (step.when && pick(step.slots.length) !== 1) continue;
-        const values = step.slots.map((slot, i) =>
-          slot.kind === 'param' ? (params[slot.name] ?? null) : slot.kind === 'column' ? pick(i) : (produced[slot.step] as unknown[][]).length > 0 ? 1 : 0,
-        );
-        if (step.statement.reader) for (const row of step.statement.all(values) as unknown[][]) rows.push(row);
-        else if (step.statement.run(values).changes > 0 && step.gate) rows.push([]);
-      }
+      const read = step.from.map((i) => produced[i] as unknown[][]);
+      if (read.every((r) => r.length === 1)) this.execute(step, read.map((r) => r[0] as unknown[]), params, produced, rows);
+      else for (const combination of combinations(read)) this.execute(step, combination, params, produced, rows);
       produced.push(rows);
     }
     const flags: Record<string, boolean> = {};
@@ -107,6 +100,26 @@ export class SqliteMoney implements MoneyEngine {
       (plan.steps[plan.answer] as PreparedStep).columns.forEach((column, i) => ((row as Row)[column] = first[i]));
     }
     return { row, flags };
+  }
+
+  /** One statement for one combination of the rows read. */
+  private execute(step: PreparedStep, combination: unknown[][], params: Params, produced: unknown[][][], rows: unknown[][]): void {
+    const { slots, sources, values } = step;
+    if (step.when) {
+      const source = sources[slots.length] as Source;
+      if ((combination[source.from] as unknown[])[source.column] !== 1) return;
+    }
+    for (let i = 0; i < slots.length; i++) {
+      const slot = slots[i] as PreparedStep['slots'][number];
+      if (slot.kind === 'param') values[i] = params[slot.name] ?? null;
+      else if (slot.kind === 'column') {
+        const source = sources[i] as Source;
+        values[i] = (combination[source.from] as unknown[])[source.column];
+      } else values[i] = (produced[slot.step] as unknown[][]).length > 0 ? 1 : 0;
+    }
+    // better-sqlite3 copies the values when it binds them, so one array per step serves every run.
+    if (step.statement.reader) for (const row of step.statement.all(values) as unknown[][]) rows.push(row);
+    else if (step.statement.run(values).changes > 0 && step.gate) rows.push([]);
   }
 
   /** The movement's steps prepared, with every name resolved to a position (once per movement). */
@@ -142,6 +155,7 @@ export class SqliteMoney implements MoneyEngine {
         sources,
         when: step.when !== undefined,
         gate: step.gate !== undefined,
+        values: new Array<unknown>(slots.length),
       });
     }
     plan = { steps, answer: index(movement.answer), flags: movement.flags.map((name) => [name, index(name)] as const) };
@@ -152,6 +166,5 @@ export class SqliteMoney implements MoneyEngine {
 
 /** Every way of picking one row from each list (one empty pick when there are no lists). */
 function combinations(lists: unknown[][][]): unknown[][][] {
-  if (lists.every((list) => list.length === 1)) return [lists.map((list) => list[0] as unknown[])];
   return lists.reduce<unknown[][][]>((acc, list) => acc.flatMap((picked) => list.map((row) => [...picked, row])), [[]]);
 }
