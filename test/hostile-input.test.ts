@@ -133,30 +133,35 @@ describe('1. unknown field names that are not header-safe: answered, header enco
 
 describe('2. deep nesting: 400 invalid_request naming the field, before any hold', () => {
   const DEEP = 10_000;
-  const cases: [string, (deep: string) => string, string][] = [
+  /** [label, body around the deep value, param, levels of the checked field above the deep value]. */
+  const cases: [string, (deep: string) => string, string, number][] = [
     [
       "a tool's parameters",
       (deep) => `{"model":"gpt-test","messages":[{"role":"user","content":"repro"}],"tools":[{"type":"function","function":{"name":"f","parameters":${deep}}}]}`,
       'tools[0].function.parameters',
+      0,
     ],
     [
       'a json_schema.schema',
       (deep) => `{"model":"gpt-test","messages":[{"role":"user","content":"repro"}],"response_format":{"type":"json_schema","json_schema":{"name":"s","schema":${deep}}}}`,
       'response_format.json_schema.schema',
+      0,
     ],
     [
       'tool-call arguments given as an object',
       (deep) => `{"model":"gpt-test","messages":[{"role":"user","content":"repro"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":${deep}}}]},{"role":"tool","tool_call_id":"c1","content":"ok"}]}`,
       'messages[1].tool_calls[0].function.arguments',
+      0,
     ],
     [
       'an extra field on a text part',
       (deep) => `{"model":"gpt-test","messages":[{"role":"user","content":[{"type":"text","text":"repro","extra":${deep}}]}]}`,
       'messages[0].content[0]',
+      1,
     ],
   ];
 
-  for (const [label, body, param] of cases) {
+  for (const [label, body, param, above] of cases) {
     it(`${label} nested ${DEEP.toLocaleString('en')} levels → 400 invalid_request, param ${param}, nothing held`, async () => {
       const { key, accountId } = await h.gw.account();
       const r = await post(key, body(deepObject(DEEP)));
@@ -168,14 +173,32 @@ describe('2. deep nesting: 400 invalid_request naming the field, before any hold
 
     it(`${label}: 64 levels are accepted, 65 refused`, async () => {
       const { key } = await h.gw.account();
-      // The field's own value counts as level 1.
-      const ok = await post(key, body(deepObject(63)));
+      // The field's own value is level 1.
+      const ok = await post(key, body(deepObject(64 - above)));
       expect(ok.status).toBe(200);
-      const refused = await post(key, body(deepObject(65)));
+      const refused = await post(key, body(deepObject(65 - above)));
       expect(refused.status).toBe(400);
       expect(refused.json.error.param).toBe(param);
     });
   }
+
+  it('tool-call arguments sent as JSON text are bounded the same way', async () => {
+    const { key } = await h.gw.account();
+    const args = JSON.stringify(deepObject(65));
+    const r = await post(key, `{"model":"gpt-test","messages":[{"role":"user","content":"repro"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":${args}}}]},{"role":"tool","tool_call_id":"c1","content":"ok"}]}`);
+    expect(r.status).toBe(400);
+    expect(r.json.error.param).toBe('messages[1].tool_calls[0].function.arguments');
+  });
+
+  it('provider_3: a tool result that is JSON nested 10,000 levels travels as text, and the run is answered', async () => {
+    const { key } = await h.gw.account();
+    const content = JSON.stringify(deepObject(DEEP));
+    const r = await post(key, `{"model":"gemini-test","messages":[{"role":"user","content":"repro"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":${content}}]}`);
+    expect(r.status).toBe(200);
+    const sent = h.gemini.requests[h.gemini.requests.length - 1]?.body as { contents: { parts: { functionResponse?: { response: unknown } }[] }[] };
+    const response = sent.contents.flatMap((c) => c.parts).find((p) => p.functionResponse !== undefined)?.functionResponse?.response as { result: string };
+    expect(response.result.startsWith('{"a":{"a":')).toBe(true);
+  });
 
   it('arrays count as levels too', async () => {
     const { key } = await h.gw.account();

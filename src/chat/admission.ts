@@ -60,11 +60,16 @@ export function resolveChatModel(name: string, catalog: Catalog): CatalogModel {
   return model;
 }
 
+export type PreparedChat = ReturnType<typeof prepareChat>;
+
 export async function admitChat(body: unknown, pass: GatePass, deps: AdmissionDeps): Promise<AdmittedChat> {
-  const prepared = prepareChat(body, deps.catalog);
+  return holdChat(prepareChat(body, deps.catalog), pass, deps, randomUUID());
+}
+
+/** The credit hold of a prepared request under `jobId` (decided by the caller, so the answer's headers exist before money moves). */
+export async function holdChat(prepared: PreparedChat, pass: GatePass, deps: AdmissionDeps, jobId: string): Promise<AdmittedChat> {
   const inputTokens = (await estimateInputTokens(prepared.request)) + prepared.mediaTokens;
   const held = holdOf(prepared.prices, inputTokens, prepared.plan.call.maxTokens);
-  const jobId = randomUUID();
   const key = pass.key.record;
   const result = await deps.store.hold({
     jobId,

@@ -9,7 +9,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { charsToTokens, costOf } from '../billing/chat-cost.ts';
 import type { ProviderEndpoint } from '../config.ts';
 import { GatewayError, internalError, invalidApiKey } from '../http/errors.ts';
-import type { Completion, FinishReason, ProviderAdapter, Usage } from '../providers/adapter.ts';
+import type { Completion, FinishReason, ProviderAdapter, UpstreamRequest, Usage } from '../providers/adapter.ts';
 import { StreamingFenceStripper, stripFences } from '../providers/structured-output.ts';
 import { connectionFailed, streamBroken } from '../providers/upstream-errors.ts';
 import type { UpstreamClient } from '../providers/upstream-client.ts';
@@ -34,8 +34,10 @@ export interface RunContext {
   keyId: string;
   keyExpiresAt: number | null;
   res: ServerResponse;
-  /** Headers already decided (rate limit, job id, ignored params). */
+  /** Headers already decided and checked (rate limit, job id, ignored params). */
   headers: Record<string, string>;
+  /** The provider request, built before the hold. */
+  upstreamRequest: UpstreamRequest;
 }
 
 const STOP_ERRORS: Record<StopReason, () => GatewayError> = {
@@ -104,8 +106,7 @@ function identity(admitted: AdmittedChat, now: number): AnswerIdentity {
 }
 
 async function callProvider(run: Run, ctx: RunContext, deps: RunDeps) {
-  const apiKey = deps.endpoint.apiKey ?? '';
-  const upstreamRequest = deps.adapter.buildRequest(ctx.admitted.plan.call, apiKey);
+  const upstreamRequest = ctx.upstreamRequest;
   const response = await deps.upstream.post(deps.endpoint.baseUrl, upstreamRequest.path, upstreamRequest.headers, upstreamRequest.body, run.controller.signal);
   if (response.status >= 200 && response.status < 300) return response;
   const text = await response.body.text();

@@ -2,15 +2,19 @@
  * POST /api/v1/chat/completions: gate (scope chat, rate-limit headers on every answer
  * after the key check) → admission (validation, model, plan, content, hold) → run.
  */
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Catalog } from '../catalog/catalog.ts';
 import type { ChatProviderId } from '../catalog/catalog-file.ts';
 import type { Config } from '../config.ts';
+import { answerHeaders } from '../http/answer-headers.ts';
 import { GatewayError } from '../http/errors.ts';
+import { ignoredParamsHeader } from '../http/ignored-params-header.ts';
+import { endUnfinishedAnswer } from '../http/last-resort.ts';
 import type { AdapterTable } from '../providers/registry.ts';
 import type { UpstreamClient } from '../providers/upstream-client.ts';
 import type { Store } from '../store/types.ts';
-import { admitChat } from './admission.ts';
+import { holdChat, prepareChat } from './admission.ts';
 import { runNonStream, runStream, type RunDeps } from './chat-run.ts';
 import type { InFlightRuns } from './in-flight.ts';
 
@@ -32,17 +36,22 @@ export function registerChatRoute(app: FastifyInstance, deps: ChatRouteDeps): vo
   }, async (request, reply) => {
     const pass = request.gate;
     if (pass === undefined) throw new GatewayError('invalid_api_key', 'Invalid API key');
-    const admitted = await admitChat(request.body, pass, { catalog: deps.catalog, store: deps.store, instanceId: deps.instanceId, now });
-    const provider = admitted.plan.provider as ChatProviderId;
+    // Everything the provider call and the answer's headers need is decided, and checked,
+    // before any money moves: nothing that fails later can leave a held run unanswered.
+    const prepared = prepareChat(request.body, deps.catalog);
+    const provider = prepared.plan.provider as ChatProviderId;
     const adapter = deps.adapters[provider];
     if (adapter === undefined) {
-      await deps.store.refund(admitted.jobId, 'model_unavailable', now());
-      throw new GatewayError('model_unavailable', `The model '${admitted.request.model}' cannot run now: its provider is not connected yet.`, { param: 'model' });
+      throw new GatewayError('model_unavailable', `The model '${prepared.request.model}' cannot run now: its provider is not connected yet.`, { param: 'model' });
     }
-    reply.header('x-service-job-id', admitted.jobId);
-    if (admitted.plan.ignored.length > 0) reply.header('x-service-ignored-params', admitted.plan.ignored.join(', '));
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = String(value);
+    const upstreamRequest = adapter.buildRequest(prepared.plan.call, deps.config.providers[provider].apiKey ?? '');
+    const jobId = randomUUID();
+    const headers = answerHeaders(
+      reply.getHeaders(),
+      { 'x-service-job-id': jobId, 'x-service-ignored-params': ignoredParamsHeader(prepared.plan.ignored) },
+      (header, err) => request.log.error({ err, header }, 'answer header dropped'),
+    );
+    const admitted = await holdChat(prepared, pass, { catalog: deps.catalog, store: deps.store, instanceId: deps.instanceId, now }, jobId);
     reply.hijack();
     const runDeps: RunDeps = {
       store: deps.store,
@@ -54,7 +63,12 @@ export function registerChatRoute(app: FastifyInstance, deps: ChatRouteDeps): vo
       logger: request.log,
       now,
     };
-    const ctx = { admitted, keyId: pass.key.record.id, keyExpiresAt: pass.key.record.expiresAt, res: reply.raw, headers };
-    await (admitted.request.stream ? runStream(ctx, runDeps) : runNonStream(ctx, runDeps));
+    const ctx = { admitted, keyId: pass.key.record.id, keyExpiresAt: pass.key.record.expiresAt, res: reply.raw, headers, upstreamRequest };
+    try {
+      await (admitted.request.stream ? runStream(ctx, runDeps) : runNonStream(ctx, runDeps));
+    } catch (err) {
+      request.log.error({ err, jobId }, 'chat run failed outside its error handling');
+      endUnfinishedAnswer(reply.raw, headers, true);
+    }
   });
 }

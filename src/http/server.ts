@@ -8,6 +8,7 @@ import Fastify, { LogController, type FastifyError, type FastifyInstance, type F
 import type { FastifyBaseLogger } from 'fastify';
 import { AccessGate, RefusedAfterKey, rateLimitHeaders, type GatePass } from '../gate/access-gate.ts';
 import type { Scope } from '../keys/scopes.ts';
+import { answerClientError } from './client-error.ts';
 import { GatewayError, internalError } from './errors.ts';
 
 /** How a route is reached: its scope, whether a key is required, and which answers carry rate-limit headers. */
@@ -48,6 +49,8 @@ export function createServer(options: ServerOptions): FastifyInstance {
     return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true },
     keepAliveTimeout: 65_000,
+    // Parser errors (before routing) answer in our error object, not Fastify's.
+    clientErrorHandler: answerClientError,
   });
 
   app.decorateRequest('gate', undefined);
