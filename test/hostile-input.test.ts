@@ -283,6 +283,26 @@ describe('3. errors raised by the HTTP parser answer in our error object', () =>
   }
 });
 
+describe('3b. what the fuzz suite found before routing: also in our error object', () => {
+  it('a malformed percent-escape in the URL → 400 invalid_request (not Fastify\'s FST_ERR_BAD_URL shape)', async () => {
+    const answer = parseRaw(await rawExchange('GET /api/v1/models/%E0%A4%A HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'));
+    expect(answer.status).toBe(400);
+    expect(answer.body).toEqual({ error: { message: expect.any(String), type: 'invalid_request_error', code: 'invalid_request', param: null } });
+  });
+
+  it('an Expect other than 100-continue → 417 expectation_failed (Node answered an empty 417)', async () => {
+    const answer = parseRaw(await rawExchange('GET /api/v1/models HTTP/1.1\r\nHost: x\r\nExpect: gzip\r\nConnection: close\r\n\r\n'));
+    expect(answer.status).toBe(417);
+    expect(answer.body).toEqual({ error: { message: expect.any(String), type: 'invalid_request_error', code: 'expectation_failed', param: null } });
+  });
+
+  it('a path parameter of 5,000 characters is an unknown id (404), not a router error (414 in Fastify\'s shape)', async () => {
+    const r = await h.gw.admin('GET', `/admin/v1/accounts/${'x'.repeat(5000)}`);
+    expect(r.status).toBe(404);
+    expect(r.json.error.code).toBe('account_not_found');
+  });
+});
+
 describe('4. the answer\'s headers are decided, and valid, before money moves', () => {
   it('a provider failure after the hold answers with the headers decided before it (job id, encoded ignored params), refunded', async () => {
     const { key, accountId } = await h.gw.account();

@@ -6,8 +6,9 @@
  * to the socket while it can still carry one, then the connection is closed (the
  * stream can no longer be read).
  */
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError, type ErrorCode } from './errors.ts';
 
 interface ParserError extends Error {
@@ -59,4 +60,24 @@ export function answerClientError(error: ParserError, socket: Duplex): void {
     return;
   }
   socket.destroy(error);
+}
+
+/**
+ * Node's 'checkExpectation' handler: an `Expect` other than 100-continue. Without it Node
+ * answers 417 with an empty body; with it, 417 expectation_failed in our error object.
+ */
+export function answerExpectationFailed(request: IncomingMessage, res: ServerResponse): void {
+  const error = new GatewayError('expectation_failed', `The expectation '${String(request.headers.expect)}' cannot be met; only 100-continue is supported.`, { param: null });
+  const body = JSON.stringify(error.body());
+  res.writeHead(error.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+  res.end(body);
+}
+
+/**
+ * Fastify's `frameworkErrors`: a URL the router cannot read (a malformed percent-escape,
+ * FST_ERR_BAD_URL), answered like the parser errors above, before any route runs.
+ */
+export function answerFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const answer = new GatewayError('invalid_request', `The request URL cannot be read (${error.code}).`, { param: null });
+  reply.code(answer.status).type('application/json; charset=utf-8').send(JSON.stringify(answer.body()));
 }

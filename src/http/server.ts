@@ -8,7 +8,7 @@ import Fastify, { LogController, type FastifyError, type FastifyInstance, type F
 import type { FastifyBaseLogger } from 'fastify';
 import { AccessGate, RefusedAfterKey, rateLimitHeaders, type GatePass } from '../gate/access-gate.ts';
 import type { Scope } from '../keys/scopes.ts';
-import { answerClientError } from './client-error.ts';
+import { answerClientError, answerExpectationFailed, answerFrameworkError } from './client-error.ts';
 import { GatewayError, internalError } from './errors.ts';
 
 /** How a route is reached: its scope, whether a key is required, and which answers carry rate-limit headers. */
@@ -47,12 +47,15 @@ export function createServer(options: ServerOptions): FastifyInstance {
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimitBytes,
     return503OnClosing: false,
-    routerOptions: { ignoreTrailingSlash: true },
+    // A path parameter may be as long as a request line can be: an unknown id is a 404, not a router error.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 16_384 },
     keepAliveTimeout: 65_000,
     // Parser errors (before routing) answer in our error object, not Fastify's.
     clientErrorHandler: answerClientError,
+    frameworkErrors: answerFrameworkError,
   });
 
+  app.server.on('checkExpectation', answerExpectationFailed);
   app.decorateRequest('gate', undefined);
   const allowedMethods = routeTable(app);
 
