@@ -112,7 +112,7 @@ const ROUTES: FuzzRoute[] = [
     errorParam: true,
     money: 'paid',
     // The catalog's own state: an unpriced, removed or duplicate model (spec: 503, nothing charged).
-    designedServerErrors: ['model_unavailable'],
+    designedServerErrors: { model_unavailable: 503 },
     runs: 400,
   },
   {
@@ -140,7 +140,7 @@ const ROUTES: FuzzRoute[] = [
     auth: 'key',
     errorParam: false,
     money: 'free',
-    designedServerErrors: ['not_implemented'],
+    designedServerErrors: { not_implemented: 501 },
     runs: 15,
   })),
   {
@@ -298,6 +298,6 @@ describe('fuzz: hostile requests on every route', () => {
       cases += result.cases;
       const answers = [...result.answers].sort((a, b) => b[1] - a[1]).map(([label, n]) => `${label} ×${n}`);
       console.log(`[fuzz] ${row.route}: answered ${answers.join(', ')}`);
-    }, 120_000);
+    }, 120_000 * Math.max(1, SCALE));
   });
 });

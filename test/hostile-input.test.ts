@@ -296,6 +296,13 @@ describe('3b. what the fuzz suite found before routing: also in our error object
     expect(answer.body).toEqual({ error: { message: expect.any(String), type: 'invalid_request_error', code: 'expectation_failed', param: null } });
   });
 
+  it('a model slug with an encoded percent sign is looked up as sent (404 model_not_found, was 500 from decoding twice)', async () => {
+    const r = await h.gw.api('/models/%25E0');
+    expect(r.status).toBe(404);
+    expect(r.json.error).toMatchObject({ code: 'model_not_found', param: 'model' });
+    expect(r.json.error.message).toContain("'%E0'");
+  });
+
   it('a path parameter of 5,000 characters is an unknown id (404), not a router error (414 in Fastify\'s shape)', async () => {
     const r = await h.gw.admin('GET', `/admin/v1/accounts/${'x'.repeat(5000)}`);
     expect(r.status).toBe(404);
