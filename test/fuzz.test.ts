@@ -3,7 +3,7 @@
  * exists. Each route is one row of ROUTES (docs/fuzzing.md says how a new route joins).
  * For every generated request (hostile bodies, headers, framing and methods, see
  * helpers/fuzz.ts and helpers/fuzz-values.ts):
- * - an answer arrives within 5 s, and it is never a 5xx (but a route's designed 501);
+ * - an answer arrives within 10 s, and it is never a 5xx (but a route's designed 501);
  * - every error is the error object, with `param` on chat;
  * - no answer shows a stack trace or a secret (provider API keys, the admin token, keys);
  * - the ledger moves only for a run that really happened, and bills only one whose answer was sent.
@@ -16,6 +16,7 @@ import type { Emulator, EmulatorKind } from '../emulators/types.ts';
 import { writeCatalog } from './fixtures/catalog.ts';
 import { chatCatalog } from './helpers/chat.ts';
 import { fuzzRoute, type FuzzContext, type FuzzRoute, type RouteCase } from './helpers/fuzz.ts';
+import type { RawAnswer } from './helpers/raw-http.ts';
 import { bodyText, chatBodyValue, hostileKey, hostileNumber, hostileString, hostileValue, objectOf } from './helpers/fuzz-values.ts';
 import { ADMIN_TOKEN, startGateway, type TestGateway } from './helpers/gateway.ts';
 
@@ -81,6 +82,17 @@ const credits = fc.oneof(fc.constantFrom(0, 0.000001, 1, 12.5, 1e12, 1e13), host
 const scopes = fc.array(fc.oneof(fc.constantFrom('read', 'chat', 'images', 'video', 'audio', 'embeddings', 'jobs', 'fine_tuning', 'all'), hostileString), { maxLength: 4 });
 const addresses = fc.array(fc.oneof(fc.constantFrom('10.0.0.0/8', '::1', '1.2.3.4', '2001:db8::/129', '300.1.1.1', '10.0.0.0/33', ''), hostileString), { maxLength: 4 });
 
+/** A complete chat answer: the completion object, or a stream that ends with [DONE] and carries no error event. */
+function chatAnswered(answer: RawAnswer): boolean {
+  if (answer.status !== 200) return false;
+  if ((answer.headers['content-type'] ?? '').startsWith('text/event-stream')) return !/^data: \{"error"/m.test(answer.body) && answer.body.trimEnd().endsWith('data: [DONE]');
+  try {
+    return (JSON.parse(answer.body) as { object?: unknown }).object === 'chat.completion';
+  } catch {
+    return false;
+  }
+}
+
 // ---------------------------------------------------------------------------------------
 // The routes: one row each
 
@@ -111,6 +123,7 @@ const ROUTES: FuzzRoute[] = [
     auth: 'key',
     errorParam: true,
     money: 'paid',
+    paid: { jobHeader: 'x-service-job-id', answered: chatAnswered },
     // The catalog's own state: an unpriced, removed or duplicate model (spec: 503, nothing charged).
     designedServerErrors: { model_unavailable: 503 },
     runs: 400,

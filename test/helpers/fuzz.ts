@@ -14,7 +14,7 @@ import { hostileString } from './fuzz-values.ts';
 import { rawExchange, type RawAnswer, type RawRequest } from './raw-http.ts';
 
 /** Every request is answered within this bound, or the case fails. */
-export const ANSWER_WITHIN_MS = 5000;
+export const ANSWER_WITHIN_MS = 10_000;
 
 export interface FuzzContext {
   port: number;
@@ -50,8 +50,17 @@ export interface FuzzRoute {
   auth: 'key' | 'admin' | 'public';
   /** Chat-format routes: every error names `param` (the field at fault, or null). */
   errorParam: boolean;
-  /** Money: `paid` runs bill only when their answer was sent; `free` never touches a ledger; `admin` keeps the sandbox ledger consistent. */
+  /**
+   * Money: `paid` routes bill only a run whose answer was sent (then `paid` says how to
+   * read the answer); `free` ones never touch a ledger; `admin` keeps the sandbox ledger consistent.
+   */
   money: 'paid' | 'free' | 'admin';
+  paid?: {
+    /** The header naming the answer's job (its ledger rows carry that job id). */
+    jobHeader: string;
+    /** Whether the answer is a complete, successful one (then the run is settled; otherwise refunded or never held). */
+    answered(answer: RawAnswer): boolean;
+  };
   /** 5xx answers this route gives by design, code → status (501 not_implemented on routes not built yet). */
   designedServerErrors?: Readonly<Record<string, number>>;
   runs: number;
@@ -232,19 +241,18 @@ async function checkAnswer(row: FuzzRoute, request: RawRequest, routeCase: Route
   }
 
   if (row.money === 'paid') {
+    if (row.paid === undefined) throw new Error(`${row.route}: a paid row needs 'paid'`);
     const after = await ledgerState(ctx);
     const added = after.paying.slice(0, after.paying.length - before.paying.length);
-    const jobHeader = answer.headers['x-service-job-id'];
-    const stream = (answer.headers['content-type'] ?? '').startsWith('text/event-stream');
-    const streamFailed = stream && /^data: \{"error"/m.test(answer.body);
-    const completed = answer.status === 200 && (stream ? !streamFailed && answer.body.trimEnd().endsWith('data: [DONE]') : json?.object === 'chat.completion');
+    const jobHeader = answer.headers[row.paid.jobHeader];
+    const completed = row.paid.answered(answer);
     if (added.length === 0) {
       check(!completed, 'a completed answer with no hold and settlement in the ledger');
     } else {
       const kinds = added.map((e) => e.kind).reverse().join(',');
       const job = added[0]?.jobId;
       check(added.length === 2 && added.every((e) => e.jobId === job), `ledger rows of more than one run: ${kinds}`);
-      check(jobHeader === job, `the ledger's job ${job} is not the answer's X-Service-Job-Id ${jobHeader}`);
+      check(jobHeader === job, `the ledger's job ${job} is not the answer's ${row.paid.jobHeader} ${jobHeader}`);
       if (completed) check(kinds === 'hold,settle', `a completed answer whose run is ${kinds}`);
       else check(kinds === 'hold,refund', `an answer that did not complete (status ${answer.status}) whose run is ${kinds}`);
     }
