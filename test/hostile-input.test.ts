@@ -5,7 +5,12 @@
 import { connect } from 'node:net';
 import { request as undiciRequest } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { money, startChatHarness, type ChatHarness } from './helpers/chat.ts';
+import { startEmulator } from '../emulators/index.ts';
+import { openStore } from '../src/store/open-store.ts';
+import type { Store } from '../src/store/types.ts';
+import { writeCatalog } from './fixtures/catalog.ts';
+import { chatCatalog, money, startChatHarness, type ChatHarness } from './helpers/chat.ts';
+import { startGateway } from './helpers/gateway.ts';
 
 let h: ChatHarness;
 beforeAll(async () => {
@@ -336,5 +341,47 @@ describe('4. the answer\'s headers are decided, and valid, before money moves', 
     const kinds = await ledgerKinds(accountId);
     expect(kinds.filter((k) => k === 'settle')).toHaveLength(answered);
     expect(kinds.filter((k) => k === 'refund')).toHaveLength(0);
+  });
+
+  it('a store failure while the run ends (settle and refund both fail) still ends the answer: 500 internal_error, never a hang', async () => {
+    const emulator = await startEmulator('openai', { record: false });
+    const real = await openStore('sqlite::memory:');
+    let broken = false;
+    const store = new Proxy(real, {
+      get(target, name, receiver) {
+        const value: unknown = Reflect.get(target, name, receiver);
+        if ((name === 'settle' || name === 'refund') && typeof value === 'function') {
+          return (...args: unknown[]) => (broken ? Promise.reject(new Error('disk full')) : (value as (...a: unknown[]) => unknown).apply(target, args));
+        }
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    }) as Store;
+    const gw = await startGateway({ CATALOG_FILE: writeCatalog(chatCatalog()), PROVIDER_1_BASE_URL: emulator.baseUrl, PROVIDER_1_API_KEY: emulator.apiKey }, { store });
+    try {
+      const { key } = await gw.account();
+      broken = true;
+      for (const stream of [false, true]) {
+        const response = await undiciRequest(`${gw.url}/api/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'gpt-test', messages: hi, stream }),
+          headersTimeout: ANSWER_WITHIN_MS,
+          bodyTimeout: ANSWER_WITHIN_MS,
+        });
+        const text = await response.body.text().catch(() => '(connection closed)');
+        if (stream) {
+          // The stream had started: it ends (closed or with an error event), without [DONE].
+          expect(text).not.toContain('[DONE]');
+        } else {
+          expect(response.statusCode).toBe(500);
+          expect(JSON.parse(text).error).toEqual({ message: expect.any(String), type: 'api_error', code: 'internal_error', param: null });
+        }
+      }
+    } finally {
+      broken = false;
+      await gw.close();
+      await real.close();
+      await emulator.close();
+    }
   });
 });
