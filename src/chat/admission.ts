@@ -3,7 +3,6 @@
  * lookup, content support, credit hold (then spending limits, key credit limits and
  * trial rules as they land). Nothing is reserved unless every check passes.
  */
-import { randomUUID } from 'node:crypto';
 import type { CatalogModel, Catalog } from '../catalog/catalog.ts';
 import type { TokenPrices } from '../catalog/pricing.ts';
 import { estimateInputTokens, holdOf } from '../billing/chat-cost.ts';
@@ -61,10 +60,6 @@ export function resolveChatModel(name: string, catalog: Catalog): CatalogModel {
 }
 
 export type PreparedChat = ReturnType<typeof prepareChat>;
-
-export async function admitChat(body: unknown, pass: GatePass, deps: AdmissionDeps): Promise<AdmittedChat> {
-  return holdChat(prepareChat(body, deps.catalog), pass, deps, randomUUID());
-}
 
 /** The credit hold of a prepared request under `jobId` (decided by the caller, so the answer's headers exist before money moves). */
 export async function holdChat(prepared: PreparedChat, pass: GatePass, deps: AdmissionDeps, jobId: string): Promise<AdmittedChat> {
