@@ -72,7 +72,8 @@ export function registerCatalogRoutes(app: FastifyInstance, catalog: Catalog): v
   });
 
   app.get('/api/v1/models/*', { config: { access: ACCESS, errorParam: true } }, async (request, reply) => {
-    const slug = decodeURIComponent((request.params as { '*': string })['*']);
+    // The router has already decoded the path once; decoding again would misread a '%' in it (and throw on '%E0').
+    const slug = (request.params as { '*': string })['*'];
     const model = catalog.resolve(slug);
     if (model === undefined) throw new GatewayError('model_not_found', `The model '${slug}' does not exist.`, { param: 'model' });
     return send(request, reply, detailJson.get(model.entry.slug) as Serialized);

@@ -7,6 +7,7 @@
  */
 import { GatewayError } from '../shared/errors.ts';
 import type { ChatMessage, ChatParams, ContentPart, FunctionTool, ResponseFormat, ToolCall, ToolChoice } from '../shared/chat-wire.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../shared/json-depth.ts';
 
 export interface ChatRequest extends ChatParams {
   model: string;
@@ -36,6 +37,12 @@ function invalid(param: string, message: string): GatewayError {
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const present = (v: unknown) => v !== undefined && v !== null;
+
+/** Values kept and serialised later (schemas, arguments, parts) nest at most MAX_JSON_DEPTH levels; unknown fields are never walked. */
+function bounded<T>(value: T, param: string): T {
+  if (nestsDeeperThan(value)) throw invalid(param, `'${param}' nests deeper than ${MAX_JSON_DEPTH} levels.`);
+  return value;
+}
 
 function number(body: Json, name: string, min: number, max: number): number | undefined {
   const v = body[name];
@@ -185,6 +192,7 @@ function parseResponseFormat(v: unknown): ResponseFormat | undefined {
         throw invalid('response_format.json_schema.name', "'json_schema.name' must be 1–64 letters, digits, '_' or '-'.");
       }
       if (present(js.schema) && !isObject(js.schema)) throw invalid('response_format.json_schema.schema', "'json_schema.schema' must be an object.");
+      bounded(js.schema, 'response_format.json_schema.schema');
       if (present(js.strict) && typeof js.strict !== 'boolean') throw invalid('response_format.json_schema.strict', "'json_schema.strict' must be a boolean.");
       if (present(js.description) && typeof js.description !== 'string') throw invalid('response_format.json_schema.description', "'json_schema.description' must be a string.");
       return {
@@ -215,6 +223,7 @@ function parseTools(v: unknown): FunctionTool[] | undefined {
     }
     if (present(fn.description) && typeof fn.description !== 'string') throw invalid(`${at}.function.description`, 'must be a string.');
     if (present(fn.parameters) && !isObject(fn.parameters)) throw invalid(`${at}.function.parameters`, 'must be a JSON schema object.');
+    bounded(fn.parameters, `${at}.function.parameters`);
     if (present(fn.strict) && typeof fn.strict !== 'boolean') throw invalid(`${at}.function.strict`, 'must be a boolean.');
     return {
       name: fn.name,
@@ -269,6 +278,7 @@ function parseMessage(m: unknown, at: string): ChatMessage {
       content.forEach((part, j) => {
         if (!isObject(part) || typeof part.type !== 'string') throw invalid(`${at}.content[${j}]`, "Each content part needs a 'type'.");
         if (part.type === 'text' && typeof part.text !== 'string') throw invalid(`${at}.content[${j}].text`, 'A text part needs a string text.');
+        bounded(part, `${at}.content[${j}]`);
       });
       return { role: 'user', content: content as ContentPart[] };
     }
@@ -301,6 +311,16 @@ function parseToolCalls(v: unknown, at: string): ToolCall[] | undefined {
       throw invalid(where, "Each tool call needs 'id' and 'function.name'.");
     }
     const args = call.function.arguments;
+    // Arguments given as JSON text are parsed again by the provider adapters: bounded either way.
+    bounded(typeof args === 'string' ? parsedOrUndefined(args) : args, `${where}.function.arguments`);
     return { id: call.id, name: call.function.name, arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}) };
   });
+}
+
+function parsedOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }

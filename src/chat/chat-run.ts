@@ -11,7 +11,7 @@ import type { PaidRun } from '../billing/paid-run.ts';
 import type { ProviderEndpoint } from '../config.ts';
 import { JsonAnswer } from '../http/json-answer.ts';
 import { SseWriter } from '../http/sse-writer.ts';
-import type { ProviderAdapter } from '../providers/adapter.ts';
+import type { ProviderAdapter, UpstreamRequest } from '../providers/adapter.ts';
 import { StreamingFenceStripper, stripFences } from '../providers/structured-output.ts';
 import { streamBroken } from '../providers/upstream-errors.ts';
 import { readJsonBody, transportFailure, upstreamFailure, type UpstreamClient } from '../providers/upstream-client.ts';
@@ -35,6 +35,8 @@ export interface ChatRunContext {
   res: ServerResponse;
   /** Headers decided and checked before the hold (rate limit, job id, ignored params). */
   headers: Record<string, string>;
+  /** The provider request, built before the hold. */
+  upstreamRequest: UpstreamRequest;
 }
 
 function identity(admitted: AdmittedChat, now: number): AnswerIdentity {
@@ -53,7 +55,7 @@ function chatErrorBody(error: GatewayError) {
 }
 
 async function callProvider(run: PaidRun, ctx: ChatRunContext, deps: ChatRunDeps) {
-  const upstreamRequest = deps.adapter.buildRequest(ctx.admitted.plan.call, deps.endpoint.apiKey ?? '');
+  const upstreamRequest = ctx.upstreamRequest;
   const response = await deps.upstream.post(deps.endpoint.baseUrl, upstreamRequest.path, upstreamRequest.headers, upstreamRequest.body, run.signal);
   if (response.status >= 200 && response.status < 300) return response;
   const error = await upstreamFailure(response, (status, body, text) => deps.adapter.mapError(status, body, text));

@@ -12,6 +12,8 @@ import type { Catalog } from '../catalog/catalog.ts';
 import type { ChatProviderId } from '../providers/descriptors.ts';
 import type { Config } from '../config.ts';
 import { answerHeaders } from '../http/answer-headers.ts';
+import { ignoredParamsHeader } from '../http/ignored-params-header.ts';
+import { endUnfinishedAnswer } from '../http/last-resort.ts';
 import type { AdapterTable } from '../providers/registry.ts';
 import type { UpstreamClient } from '../providers/upstream-client.ts';
 import { GatewayError, invalidApiKey } from '../shared/errors.ts';
@@ -46,10 +48,16 @@ export function registerChatRoute(app: FastifyInstance, deps: ChatRouteDeps): vo
     if (adapter === undefined) {
       throw new GatewayError('model_unavailable', `The model '${prepared.request.model}' cannot run now: its provider is not connected yet.`, { param: 'model' });
     }
+    // Everything the provider call and the answer's headers need is decided, and checked,
+    // before any money moves: nothing that fails later can leave a held run unanswered.
+    const upstreamRequest = adapter.buildRequest(prepared.plan.call, deps.config.providers[provider].apiKey ?? '');
     const jobId = randomUUID();
     const admitted = await quoteChat(prepared, jobId, deps.config.media);
-    // Every header of the answer is known and valid before any money moves.
-    const headers = answerHeaders(reply, { 'x-service-job-id': jobId, 'x-service-ignored-params': admitted.plan.ignored });
+    const headers = answerHeaders(
+      reply.getHeaders(),
+      { 'x-service-job-id': jobId, 'x-service-ignored-params': ignoredParamsHeader(admitted.plan.ignored) },
+      (header, err) => request.log.error({ err, header }, 'answer header dropped'),
+    );
     const key = pass.key.record;
     const run = await deps.runs.admit({
       jobId,
@@ -69,7 +77,13 @@ export function registerChatRoute(app: FastifyInstance, deps: ChatRouteDeps): vo
       logger: request.log,
       now,
     };
-    const ctx = { admitted, res: reply.raw, headers };
-    await deps.runs.execute(run, (paid) => (admitted.request.stream ? runStream(paid, ctx, runDeps) : runNonStream(paid, ctx, runDeps)));
+    const ctx = { admitted, res: reply.raw, headers, upstreamRequest };
+    try {
+      await deps.runs.execute(run, (paid) => (admitted.request.stream ? runStream(paid, ctx, runDeps) : runNonStream(paid, ctx, runDeps)));
+    } catch (err) {
+      request.log.error({ err, jobId }, 'chat run failed outside its error handling');
+    } finally {
+      endUnfinishedAnswer(reply.raw, headers, true);
+    }
   });
 }

@@ -1,22 +1,32 @@
 /**
- * The headers of a run's answer, decided and checked before any money moves: what the
- * gate already set on the reply (rate limits) plus the route's own. A value that could
- * not be sent is a bug of ours, found here before the hold rather than after the run.
+ * The headers of an answer, decided and checked before any money moves: a value Node
+ * would refuse in writeHead (a control or non-Latin-1 character) is dropped here and
+ * reported, so that sending the headers can never fail after a run was held or settled.
+ * A header is never the reason a request fails.
  */
-import { validateHeaderValue } from 'node:http';
-import type { FastifyReply } from 'fastify';
+import { validateHeaderName, validateHeaderValue } from 'node:http';
 
-/** A header value, or a list of names joined with ", " (left out when empty). */
-export type HeaderValue = string | readonly string[] | undefined;
+export type DroppedHeader = (name: string, error: unknown) => void;
 
-export function answerHeaders(reply: FastifyReply, extra: Record<string, HeaderValue>): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = String(value);
-  for (const [name, value] of Object.entries(extra)) {
+/**
+ * `decided` (headers already set on the reply, e.g. rate limits) plus `added` (undefined
+ * values left out), as strings, keeping only names and values Node accepts.
+ */
+export function answerHeaders(decided: Record<string, string | number | readonly string[] | undefined>, added: Record<string, string | undefined>, dropped: DroppedHeader = () => undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  const put = (name: string, value: string) => {
+    try {
+      validateHeaderName(name);
+      validateHeaderValue(name, value);
+      out[name] = value;
+    } catch (error) {
+      dropped(name, error);
+    }
+  };
+  for (const [name, value] of Object.entries(decided)) {
     if (value === undefined) continue;
-    if (typeof value !== 'string' && value.length === 0) continue;
-    headers[name] = typeof value === 'string' ? value : value.join(', ');
+    put(name, Array.isArray(value) ? value.join(', ') : String(value));
   }
-  for (const [name, value] of Object.entries(headers)) validateHeaderValue(name, value);
-  return headers;
+  for (const [name, value] of Object.entries(added)) if (value !== undefined) put(name, value);
+  return out;
 }

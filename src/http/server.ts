@@ -9,6 +9,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { AccessGate, RefusedAfterKey, rateLimitHeaders, type GatePass, type KeyPass } from '../gate/access-gate.ts';
 import type { RouteAccess } from '../shared/route-access.ts';
 import { GatewayError, internalError } from '../shared/errors.ts';
+import { answerClientError, answerExpectationFailed, answerFrameworkError } from './client-error.ts';
 
 export type { RouteAccess } from '../shared/route-access.ts';
 
@@ -37,10 +38,15 @@ export function createServer(options: ServerOptions): FastifyInstance {
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimitBytes,
     return503OnClosing: false,
-    routerOptions: { ignoreTrailingSlash: true },
+    // A path parameter may be as long as a request line can be: an unknown id is a 404, not a router error.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 16_384 },
     keepAliveTimeout: 65_000,
+    // Parser errors (before routing) answer in our error object, not Fastify's.
+    clientErrorHandler: answerClientError,
+    frameworkErrors: answerFrameworkError,
   });
 
+  app.server.on('checkExpectation', answerExpectationFailed);
   app.decorateRequest('gate', undefined);
   app.decorateRequest('keyPass', undefined);
   const allowedMethods = routeTable(app);

@@ -34,11 +34,14 @@ const CATALOGUE = {
   job_not_found: [404, 'not_found_error'],
   account_not_found: [404, 'not_found_error'],
   key_not_found: [404, 'not_found_error'],
-  // 405, 413, 415
+  // 405, 408, 413, 415, 417, 431
   method_not_allowed: [405, 'invalid_request_error'],
+  request_timeout: [408, 'invalid_request_error'],
   payload_too_large: [413, 'invalid_request_error'],
   too_many_embedding_values: [413, 'invalid_request_error'],
   unsupported_media_type: [415, 'invalid_request_error'],
+  expectation_failed: [417, 'invalid_request_error'],
+  request_header_fields_too_large: [431, 'invalid_request_error'],
   // 429
   rate_limit_exceeded: [429, 'rate_limit_error'],
   api_key_limit_exceeded: [429, 'rate_limit_error'],

@@ -15,7 +15,12 @@
  *   them; `additionalProperties: false` is dropped (Gemini only produces declared properties);
  * - `$schema`, `$id`, `$anchor`, `$comment`, `examples` and other annotations are dropped;
  * - `required` names only properties that exist.
+ * Inlining is bounded (issue 10): a schema whose references would expand past
+ * MAX_SCHEMA_NODES nodes or MAX_SCHEMA_DEPTH levels (a chain of definitions each used
+ * twice doubles at every step) is refused with 400 invalid_request naming the field.
  */
+import { GatewayError } from '../../shared/errors.ts';
+import { MAX_JSON_DEPTH } from '../../shared/json-depth.ts';
 
 type Json = Record<string, unknown>;
 
@@ -30,38 +35,59 @@ const KEPT = new Set([
 const ANNOTATIONS = new Set(['$schema', '$id', '$anchor', '$comment', '$defs', 'definitions', 'examples', 'example', 'readOnly', 'writeOnly', 'deprecated', 'title', '$dynamicAnchor']);
 
 export const RECURSION_DEPTH = 3;
+/** Schemas converted per schema, references inlined; far above any real tool schema. */
+export const MAX_SCHEMA_NODES = 10_000;
+export const MAX_SCHEMA_DEPTH = MAX_JSON_DEPTH;
+
+/** What one conversion may still spend, and the field to name when it runs out. */
+interface Budget {
+  nodes: number;
+  param: string;
+}
 
 const isJson = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-export function toGeminiSchema(schema: Record<string, unknown>): Record<string, unknown> {
-  return convert(schema, schema, []);
+/** `param` names the field in the 400 when the schema expands past the bounds. */
+export function toGeminiSchema(schema: Record<string, unknown>, param = 'schema'): Record<string, unknown> {
+  return convert(schema, schema, [], { nodes: MAX_SCHEMA_NODES, param }, 1);
+}
+
+function tooLarge(budget: Budget): GatewayError {
+  return new GatewayError('invalid_request', `'${budget.param}' expands past ${MAX_SCHEMA_NODES} schemas or ${MAX_SCHEMA_DEPTH} levels once its references are inlined.`, { param: budget.param });
 }
 
 function resolve(root: Json, ref: string): Json | undefined {
   if (!ref.startsWith('#')) return undefined;
   let node: unknown = root;
   for (const raw of ref.slice(1).split('/').filter((s) => s !== '')) {
-    const key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+    let key: string;
+    try {
+      key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+    } catch {
+      return undefined; // a malformed escape points nowhere
+    }
     if (!isJson(node)) return undefined;
     node = node[key];
   }
   return isJson(node) ? node : undefined;
 }
 
-function convert(node: unknown, root: Json, refs: string[]): Json {
+function convert(node: unknown, root: Json, refs: string[], budget: Budget, depth: number): Json {
   if (!isJson(node)) return {};
+  if (--budget.nodes < 0 || depth > MAX_SCHEMA_DEPTH) throw tooLarge(budget);
+  const sub = (child: unknown, childRefs = refs) => convert(child, root, childRefs, budget, depth + 1);
   let schema: Json = node;
   const ref = schema.$ref;
   if (typeof ref === 'string') {
     const target = resolve(root, ref);
     const { $ref: _ref, ...siblings } = schema;
-    if (target === undefined) return convert(siblings, root, refs);
+    if (target === undefined) return sub(siblings);
     if (refs.filter((r) => r === ref).length >= RECURSION_DEPTH) {
       // Deep enough: what remains is the type, described.
       const type = typeof target.type === 'string' ? target.type : 'object';
       return { type, description: 'Recursive value (nesting is not expanded further).' };
     }
-    return convert({ ...target, ...siblings }, root, [...refs, ref]);
+    return sub({ ...target, ...siblings }, [...refs, ref]);
   }
   if (Array.isArray(schema.allOf)) schema = mergeAllOf(schema, root);
 
@@ -70,17 +96,17 @@ function convert(node: unknown, root: Json, refs: string[]): Json {
   for (const [key, value] of Object.entries(schema)) {
     switch (key) {
       case 'properties':
-        if (isJson(value)) out.properties = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, convert(sub, root, refs)]));
+        if (isJson(value)) out.properties = Object.fromEntries(Object.entries(value).map(([name, item]) => [name, sub(item)]));
         break;
       case 'items':
-        out.items = Array.isArray(value) ? value.map((sub) => convert(sub, root, refs)) : convert(value, root, refs);
+        out.items = Array.isArray(value) ? value.map((item) => sub(item)) : sub(value);
         break;
       case 'prefixItems':
       case 'anyOf':
-        if (Array.isArray(value)) out[key] = value.map((sub) => convert(sub, root, refs));
+        if (Array.isArray(value)) out[key] = value.map((item) => sub(item));
         break;
       case 'oneOf':
-        if (Array.isArray(value)) out.anyOf = value.map((sub) => convert(sub, root, refs));
+        if (Array.isArray(value)) out.anyOf = value.map((item) => sub(item));
         break;
       case 'const':
         out.enum = [value];

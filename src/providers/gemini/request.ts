@@ -8,6 +8,7 @@
 import type { ChatMessage, ContentPart, ResponseFormat } from '../../shared/chat-wire.ts';
 import type { ProviderCall } from '../adapter.ts';
 import { argumentsObject, fileDataOf, findToolCall, forcedByInstruction, imageUrlOf, instructions, parseDataUrl, systemText, unknownToolCall } from '../translation.ts';
+import { nestsDeeperThan } from '../../shared/json-depth.ts';
 import { toGeminiSchema } from './json-schema.ts';
 
 type Json = Record<string, unknown>;
@@ -31,10 +32,10 @@ export function geminiBody(call: ProviderCall): Json {
   if (system !== '') body.systemInstruction = { parts: [{ text: system }] };
   if (call.tools !== undefined) {
     body.tools = [{
-      functionDeclarations: call.tools.map((t) => ({
+      functionDeclarations: call.tools.map((t, i) => ({
         name: t.name,
         ...(t.description === undefined ? {} : { description: t.description }),
-        ...(t.parameters === undefined ? {} : { parametersJsonSchema: toGeminiSchema(t.parameters) }),
+        ...(t.parameters === undefined ? {} : { parametersJsonSchema: toGeminiSchema(t.parameters, `tools[${i}].function.parameters`) }),
       })),
     }];
     const config = callingConfig(call);
@@ -64,7 +65,7 @@ function callingConfig(call: ProviderCall): Json | undefined {
 
 function responseFormat(format: ResponseFormat | undefined, native: boolean): Json {
   if (format === undefined || format.type === 'text') return {};
-  if (format.type === 'json_schema' && native) return { responseMimeType: 'application/json', responseJsonSchema: toGeminiSchema(format.schema) };
+  if (format.type === 'json_schema' && native) return { responseMimeType: 'application/json', responseJsonSchema: toGeminiSchema(format.schema, 'response_format.json_schema.schema') };
   // json_object, or a schema that travels as an instruction: JSON mode.
   return { responseMimeType: 'application/json' };
 }
@@ -111,7 +112,8 @@ function contents(messages: readonly ChatMessage[]): Content[] {
 function toolResponse(content: string): Json {
   try {
     const value: unknown = JSON.parse(content);
-    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Json;
+    // Too deep to embed (and to serialise) safely: it travels as its text.
+    if (typeof value === 'object' && value !== null && !Array.isArray(value) && !nestsDeeperThan(value)) return value as Json;
   } catch {
     // Plain text.
   }
