@@ -10,6 +10,7 @@ import { InFlightRuns } from './billing/in-flight.ts';
 import { PaidRuns } from './billing/paid-run.ts';
 import type { ProviderId } from './catalog/catalog-file.ts';
 import { registerChatRoute } from './chat/route.ts';
+import { MailSender } from './notifications/mail-sender.ts';
 import { chatProviderIds, describedProviderIds, PROVIDERS } from './providers/descriptors.ts';
 
 import { registerEmbeddingsRoute } from './embeddings/route.ts';
@@ -83,6 +84,14 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   const heartbeat = setInterval(() => void recovery.sweep().catch((err: unknown) => logger.error({ err }, 'heartbeat failed')), HEARTBEAT_MS);
   heartbeat.unref();
   const upstream = new UpstreamClient();
+  // Limit e-mails leave from an outbox in the background; without SMTP_URL, notifications stay in-product.
+  const mail = config.smtpUrl === undefined ? undefined : new MailSender({
+    smtpUrl: config.smtpUrl,
+    from: config.mailFrom ?? 'model-gateway@localhost',
+    outbox: store,
+    logger,
+    claimer: instanceId,
+  });
 
   registerCatalogRoutes(app, catalog);
   const runs = new PaidRuns({
@@ -111,6 +120,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     async close() {
       clearInterval(heartbeat);
       await app.close();
+      await mail?.close();
       await upstream.close();
       await shared.close();
       if (overrides.store === undefined) await store.close();

@@ -1,11 +1,16 @@
 /**
- * Sends the outbox in the background through SMTP (nodemailer), so a notification
- * never delays or fails the request that caused it: a hanging server costs a claim's
- * lease and a retry, never a client's time.
+ * Sends the notification outbox in the background through SMTP (nodemailer), so a
+ * notification never delays or fails the request that caused it. The store wrote the
+ * outbox row in the hold's own step, deduplicated by key family, alert, limit and period
+ * and capped at 10 per account in 24 hours; here a row is claimed with a lease (two
+ * processes never send the same mail), sent, and marked, or retried with backoff.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import nodemailer, { type Transporter } from 'nodemailer';
-import type { MailOutbox } from './outbox.ts';
+import { iso, startOfNextUtcDay, startOfNextUtcMonth } from '../shared/time.ts';
+import type { ClaimedMail, KeyStore, NotificationStore } from '../store/types.ts';
+
+export type MailOutbox = Pick<NotificationStore, 'claimMail' | 'markMailSent' | 'markMailFailed'> & Pick<KeyStore, 'getKey'>;
 
 export interface MailSenderOptions {
   smtpUrl: string;
@@ -21,16 +26,36 @@ export interface MailSenderOptions {
   now?: () => number;
 }
 
-/** Retry after 1, 2, 4 … minutes, at most an hour. */
+/** Retry after 1, 2, 4 … minutes, at most an hour; given up after 12 attempts (counted by the claims). */
+const MAX_ATTEMPTS = 12;
 function retryDelay(attempt: number): number {
-  return Math.min(60 * 60_000, 60_000 * 2 ** Math.min(attempt - 1, 6));
+  return Math.min(60 * 60_000, 60_000 * 2 ** Math.min(Math.max(attempt - 1, 0), 6));
+}
+
+/** The mail's subject and text, in words. */
+export function mailText(mail: ClaimedMail, keyName: string): { subject: string; text: string } {
+  const n = mail.notification;
+  const period = n.limit === 'daily' ? 'daily' : 'monthly';
+  const resets = n.limit === 'daily' ? startOfNextUtcDay(n.periodStart) : startOfNextUtcMonth(n.periodStart);
+  const subject = n.kind === 'warning'
+    ? `Model Gateway: API key "${keyName}" has used ${Math.round(n.threshold * 100)}% of its ${period} credit limit`
+    : `Model Gateway: API key "${keyName}" reached its ${period} credit limit`;
+  const text = [
+    `Account: ${mail.accountName}`,
+    `API key: ${keyName}${n.keyId === null ? '' : ` (${n.keyId})`}`,
+    n.kind === 'warning'
+      ? `The key has used ${Math.round(n.threshold * 100)}% of its ${period} credit limit.`
+      : `A request with this key was refused (429 api_key_limit_exceeded): it would have passed the key's ${period} credit limit.`,
+    `The limit frees up at ${iso(resets)}.`,
+    'You receive at most one such e-mail per key, alert and period. Limits are changed in the admin API or dashboard.',
+  ].join('\n');
+  return { subject, text };
 }
 
 export class MailSender {
   private readonly transport: Transporter;
   private readonly timer: NodeJS.Timeout;
   private running: Promise<void> | undefined;
-  private readonly failures = new Map<string, number>();
   private readonly now: () => number;
   private readonly timeoutMs: number;
 
@@ -60,24 +85,29 @@ export class MailSender {
   }
 
   private async pass(): Promise<void> {
-    const { outbox, logger } = this.options;
-    let mails;
+    const { outbox, logger, claimer } = this.options;
+    let mails: ClaimedMail[];
     try {
-      mails = await outbox.claimMail(20, this.timeoutMs * 2, this.now(), this.options.claimer);
+      mails = await outbox.claimMail(claimer, this.now(), { limit: 20, leaseMs: this.timeoutMs * 3 });
     } catch (err) {
       logger.error({ err }, 'reading the mail outbox failed');
       return;
     }
     for (const mail of mails) {
       try {
-        await this.transport.sendMail({ from: this.options.from, to: mail.to, subject: mail.subject, text: mail.text });
-        this.failures.delete(mail.id);
-        await outbox.markMailSent(mail.id, this.now());
+        if (mail.to === null) {
+          await outbox.markMailFailed(mail.id, claimer, 'the account has no e-mail address', null);
+          continue;
+        }
+        const key = mail.notification.keyId === null ? undefined : await outbox.getKey(mail.notification.keyId);
+        const { subject, text } = mailText(mail, key?.name ?? 'unknown key');
+        await this.transport.sendMail({ from: this.options.from, to: mail.to, subject, text });
+        await outbox.markMailSent(mail.id, claimer, this.now());
       } catch (err) {
-        const attempt = (this.failures.get(mail.id) ?? 0) + 1;
-        this.failures.set(mail.id, attempt);
+        const attempt = mail.attempts;
         logger.warn({ err, mailId: mail.id, attempt }, 'sending a notification e-mail failed; it will be retried');
-        await outbox.markMailFailed(mail.id, this.now() + retryDelay(attempt), err instanceof Error ? err.message : String(err)).catch(() => undefined);
+        const retryAt = attempt >= MAX_ATTEMPTS ? null : this.now() + retryDelay(attempt);
+        await outbox.markMailFailed(mail.id, claimer, err instanceof Error ? err.message : String(err), retryAt).catch(() => undefined);
       }
     }
   }
