@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { parseAddressList, type AddressMatcher } from './gate/address-match.ts';
+import { MEDIA_HOSTS, type MediaHostId } from './providers/predictions/media-host.ts';
 
 /** The shipped catalog, from src/ (tsx) or from dist/src/ (compiled). */
 export const DEFAULT_CATALOG_FILE = [new URL('../catalog/models.json', import.meta.url), new URL('../../catalog/models.json', import.meta.url)]
@@ -20,6 +21,23 @@ const PUBLIC_BASE_URLS = {
 } as const;
 export type ConfiguredProvider = keyof typeof PUBLIC_BASE_URLS;
 
+/** Every media and GPU host speaks Replicate-style predictions; the public host of that protocol is the default. */
+const MEDIA_HOST_BASE_URL = 'https://api.replicate.com/v1';
+
+/** `PROVIDER_4`, …, `PROVIDER_10`, `PROVIDER_CUSTOM`: the prefix of a media host's two variables. */
+export function mediaHostEnvPrefix(host: MediaHostId): string {
+  return host === 'custom' ? 'PROVIDER_CUSTOM' : host.toUpperCase();
+}
+
+function mediaHostVariables() {
+  const shape: Record<string, z.ZodType> = {};
+  for (const host of MEDIA_HOSTS) {
+    shape[`${mediaHostEnvPrefix(host)}_BASE_URL`] = z.string().url().default(MEDIA_HOST_BASE_URL);
+    shape[`${mediaHostEnvPrefix(host)}_API_KEY`] = z.string().trim().min(1).optional();
+  }
+  return z.object(shape);
+}
+
 export interface ProviderEndpoint {
   baseUrl: string;
   apiKey: string | undefined;
@@ -32,6 +50,14 @@ export interface Config {
   redisUrl: string | undefined;
   adminToken: string | undefined;
   providers: Record<ConfiguredProvider, ProviderEndpoint>;
+  /** The media and GPU hosts (predictions protocol). */
+  mediaHosts: Record<MediaHostId, ProviderEndpoint>;
+  /** How long POST /images/generations waits for the images before answering 202. */
+  mediaSyncWaitMs: number;
+  /** First interval between polls of a media job (then doubling, up to 8 times this). */
+  mediaPollMs: number;
+  /** A media job still running after this is canceled at its host and refunded (provider_timeout). */
+  mediaJobTimeoutMs: number;
   catalogFile: string;
   trustProxy: AddressMatcher | undefined;
   providerTimeoutMs: number;
@@ -76,6 +102,9 @@ const envSchema = z.object({
   MAIL_FROM: optionalString,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT_BYTES: integer(1024, 512 * 1024 * 1024).default(32 * 1024 * 1024),
+  MEDIA_SYNC_WAIT_MS: integer(0, 3_600_000).default(30_000),
+  MEDIA_POLL_MS: integer(1, 600_000).default(1_000),
+  MEDIA_JOB_TIMEOUT_MS: integer(1_000, 7 * 86_400_000).default(3_600_000),
 });
 
 /** Reads the configuration; empty variables count as unset. */
@@ -85,11 +114,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     if (value !== undefined && value !== '') cleaned[name] = value;
   }
   const parsed = envSchema.safeParse(cleaned);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
+  const media = mediaHostVariables().safeParse(cleaned);
+  if (!parsed.success || !media.success) {
+    const issues = [...(parsed.error?.issues ?? []), ...(media.error?.issues ?? [])];
+    const lines = issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  const m = media.data as Record<string, string | undefined>;
   let trustProxy: AddressMatcher | undefined;
   if (e.TRUST_PROXY !== undefined) {
     const list = parseAddressList(e.TRUST_PROXY.split(',').map((s) => s.trim()).filter((s) => s !== ''));
@@ -108,6 +140,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       provider_3: { baseUrl: stripSlash(e.PROVIDER_3_BASE_URL), apiKey: e.PROVIDER_3_API_KEY },
       provider_7: { baseUrl: stripSlash(e.PROVIDER_7_BASE_URL), apiKey: e.PROVIDER_7_API_KEY },
     },
+    mediaHosts: Object.fromEntries(MEDIA_HOSTS.map((host) => [host, {
+      baseUrl: stripSlash(m[`${mediaHostEnvPrefix(host)}_BASE_URL`] as string),
+      apiKey: m[`${mediaHostEnvPrefix(host)}_API_KEY`],
+    }])) as Record<MediaHostId, ProviderEndpoint>,
+    mediaSyncWaitMs: e.MEDIA_SYNC_WAIT_MS,
+    mediaPollMs: e.MEDIA_POLL_MS,
+    mediaJobTimeoutMs: e.MEDIA_JOB_TIMEOUT_MS,
     catalogFile: e.CATALOG_FILE,
     trustProxy,
     providerTimeoutMs: e.PROVIDER_TIMEOUT_MS,

@@ -4,6 +4,7 @@
  * query path serves both.
  */
 import { type Generated, type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
+import { mediaJobsMigration } from './media-jobs-migration.ts';
 
 export interface AccountsTable {
   id: string;
@@ -177,7 +178,7 @@ const jobs: Migration = {
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
     async getMigrations() {
-      return { '001_foundation': foundation(dialect), '002_jobs': jobs };
+      return { '001_foundation': foundation(dialect), '002_jobs': jobs, '003_media_jobs': mediaJobsMigration };
     },
   };
 }
