@@ -8,7 +8,7 @@ import { Pool } from 'undici';
 import { GatewayError } from '../../shared/errors.ts';
 import { transportFailure } from '../upstream-client.ts';
 import { upstreamError } from '../upstream-errors.ts';
-import type { CreateOptions, HostEndpoint, MediaHost, Prediction } from './media-host.ts';
+import { HostError, type CreateOptions, type HostEndpoint, type MediaHost, type Prediction } from './media-host.ts';
 import { hostMessage, readPrediction } from './wire.ts';
 
 /** A poll or cancel that takes longer than this failed (creates are bounded by the run's provider wait instead). */
@@ -75,7 +75,7 @@ export class PredictionsClient implements MediaHost {
     } catch {
       json = undefined;
     }
-    if (status < 200 || status >= 300) throw upstreamError(status, hostMessage(json, text));
+    if (status < 200 || status >= 300) throw new HostError(status, upstreamError(status, hostMessage(json, text)));
     const prediction = readPrediction(json);
     if (prediction === undefined) throw new GatewayError('upstream_error', 'The media host sent an unreadable answer. Retry with backoff.');
     return prediction;

@@ -5,6 +5,7 @@
  * format stays inside this folder.
  */
 import type { ProviderId } from '../../catalog/catalog-file.ts';
+import { GatewayError } from '../../shared/errors.ts';
 
 export const MEDIA_HOSTS = ['provider_4', 'provider_5', 'provider_6', 'provider_9', 'provider_10', 'custom'] as const satisfies readonly ProviderId[];
 export type MediaHostId = (typeof MEDIA_HOSTS)[number];
@@ -40,6 +41,13 @@ export interface Prediction {
 
 export function isTerminal(status: PredictionStatus): boolean {
   return status === 'succeeded' || status === 'failed' || status === 'canceled';
+}
+
+/** An error answer of the host, in our codes, keeping the host's HTTP status (a poll's 404 means the prediction is gone). */
+export class HostError extends GatewayError {
+  constructor(readonly hostStatus: number, error: GatewayError) {
+    super(error.code, error.message);
+  }
 }
 
 export interface CreateOptions {
