@@ -1,11 +1,11 @@
 /** The pricing-unit table: holds and settlements in exact micro-credits, rounded up once. */
 import { describe, expect, it } from 'vitest';
-import { priceTerms, quoteOf, settlementOf, type PartResult, type PriceTerms } from './media-price.ts';
+import { priceTerms, quoteOf, settlementOf, type PartResult, type PricedInput, type PriceTerms } from './media-price.ts';
 
 const part = (p: Partial<PartResult> = {}): PartResult => ({ outputs: 1, outputSeconds: undefined, predictSeconds: undefined, stoppedAtLimit: false, ...p });
-const base = { input: {}, defaultSeconds: undefined, characters: 0, outputs: 1, parts: 1 };
+const base: PricedInput = { input: {}, defaultSeconds: undefined, characters: 0, outputs: 1, parts: 1 };
 
-function terms(pricing: Parameters<typeof priceTerms>[0], priced: Partial<typeof base> = {}): PriceTerms {
+function terms(pricing: Parameters<typeof priceTerms>[0], priced: Partial<PricedInput> = {}): PriceTerms {
   const t = priceTerms(pricing, { ...base, ...priced });
   if (typeof t === 'string') throw new Error(t);
   return t;
