@@ -119,6 +119,11 @@ export class MediaJobRunner {
         outcome = await body(paid);
       })
       .then((): MediaOutcome => outcome ?? { kind: 'failed', error: internalError(), billed: false })
+      .catch((err: unknown): MediaOutcome => {
+        // Only the store failing to record the settle or refund gets here; the hold stays for recovery.
+        this.deps.logger.error({ err, jobId: run.jobId }, 'media job could not record its outcome');
+        return { kind: 'failed', error: internalError(), billed: false };
+      })
       .finally(() => this.active.delete(run.jobId));
     this.active.set(run.jobId, finished);
     return finished;
