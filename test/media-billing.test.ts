@@ -64,6 +64,13 @@ describe('pricing units over HTTP', () => {
     expect(await ledgerKinds(h.gw, accountId, r.json.job_id)).toEqual(['hold', 'settle']);
   });
 
+  it('time queued at the host (starting) is not GPU time: a run queued longer than the limit is not stopped', async () => {
+    h.host.enqueue({ kind: 'prediction', startMs: 1300, durationMs: 200, predictTime: 0.3 });
+    const r = await h.gw.api('/videos/generations', { key, body: { model: 'clip-gpu', prompt: 'x' } });
+    const { job } = await settled(h.gw, r.json.job_id);
+    expect(job).toMatchObject({ status: 'succeeded', held: 200_000, cost: 60_000 });
+  });
+
   it('a GPU image run past its limit is billed the limit too (the answer is 202, the job ends canceled)', async () => {
     const before = await money(h.gw, accountId);
     h.host.enqueue({ kind: 'prediction', durationMs: 10_000 });

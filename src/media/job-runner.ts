@@ -181,7 +181,7 @@ export class MediaJobRunner {
 
       const now = this.deps.now();
       if (limitMs !== undefined) {
-        const over = parts.filter((p) => p.prediction !== undefined && !isTerminal(p.prediction.status) && now - startOf(p) >= limitMs);
+        const over = parts.filter((p) => p.prediction?.status === 'processing' && now - startOf(p) >= limitMs);
         if (over.length > 0) {
           await Promise.all(over.map((p) => this.stopAtLimit(endpoint, p)));
           continue;
@@ -193,7 +193,7 @@ export class MediaJobRunner {
       }
 
       let next = Math.min(wait, deadline - now);
-      if (limitMs !== undefined) for (const p of parts) if (p.prediction !== undefined && !isTerminal(p.prediction.status)) next = Math.min(next, startOf(p) + limitMs - now);
+      if (limitMs !== undefined) for (const p of parts) if (p.prediction?.status === 'processing') next = Math.min(next, startOf(p) + limitMs - now);
       try {
         await sleep(Math.max(0, next), undefined, { signal: this.shutdown.signal });
       } catch {
@@ -308,7 +308,7 @@ function hostFailure(prediction: Prediction): GatewayError {
   return new GatewayError('upstream_error', `The media host's run failed: ${why}`.slice(0, 500) + ' Nothing was charged.');
 }
 
-/** When a prediction started processing: the host's word, else when the gateway created it. */
+/** When a processing prediction started (time queued in `starting` is not GPU time): the host's word, else when the gateway created it. */
 function startOf(part: Part): number {
   return part.prediction?.startedAt ?? part.createdAt;
 }
