@@ -352,6 +352,26 @@ describe('images: the host gives no answer within the provider wait', () => {
   });
 });
 
+describe('images: the key is revoked before the host has taken the run', () => {
+  let h: MediaHarness;
+  beforeAll(async () => {
+    h = await startMediaHarness();
+  });
+  afterAll(async () => h.close());
+
+  it('→ 401 invalid_api_key, refunded in full', async () => {
+    const { key, keyId, accountId } = await h.gw.account({ credits: 100, key: { scopes: ['images'] } });
+    h.host.enqueue({ kind: 'hang' });
+    const pending = h.gw.api('/images/generations', { key, body: { model: 'pic', prompt: 'x' } });
+    expect(await waitForHeld(h, accountId)).toBe(PIC);
+    await h.gw.admin('POST', `/admin/v1/keys/${keyId}/revoke`);
+    const r = await pending;
+    expect(r.status).toBe(401);
+    expect(r.json.error).toMatchObject({ code: 'invalid_api_key', message: 'Invalid API key' });
+    expect(await money(h.gw, accountId)).toEqual({ balance: 100_000_000, held: 0 });
+  });
+});
+
 async function waitForHeld(h: MediaHarness, accountId: string): Promise<number> {
   for (let i = 0; i < 100; i++) {
     const { held } = await money(h.gw, accountId);

@@ -118,6 +118,17 @@ describe('videos', () => {
     }
   });
 
+  it('a key revoked after the 202 does not stop the accepted job: it runs to its end and is billed', async () => {
+    const other = await h.gw.account({ credits: 1000, key: { scopes: ['video'] } });
+    h.host.enqueue({ kind: 'prediction', durationMs: 400 });
+    const r = await h.gw.api('/videos/generations', { key: other.key, body: { model: 'clip', prompt: 'x' } });
+    expect(r.status).toBe(202);
+    expect((await h.gw.admin('POST', `/admin/v1/keys/${other.keyId}/revoke`)).status).toBe(200);
+    const { job } = await settled(h.gw, r.json.job_id);
+    expect(job).toMatchObject({ status: 'succeeded', cost: CLIP });
+    expect(await money(h.gw, other.accountId)).toEqual({ balance: 1_000_000_000 - CLIP, held: 0 });
+  });
+
   it('an image slug → 404 model_not_found; a key without the video scope → 403; both with rate-limit headers', async () => {
     const r = await h.gw.api('/videos/generations', { key, body: { model: 'pic', prompt: 'x' } });
     expect(r.status).toBe(404);
