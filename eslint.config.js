@@ -13,4 +13,6 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
+  // CommonJS tool configurations (.dependency-cruiser.cjs).
+  { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } } },
 );
