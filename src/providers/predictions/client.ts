@@ -84,7 +84,8 @@ export class PredictionsClient implements MediaHost {
   private pool(origin: string): Pool {
     let pool = this.pools.get(origin);
     if (pool === undefined) {
-      pool = new Pool(origin, { connections: 64, pipelining: 1, keepAliveTimeout: 30_000 });
+      // No cap: a create asked to `Prefer: wait` holds its connection for up to a minute.
+      pool = new Pool(origin, { connections: null, pipelining: 1, keepAliveTimeout: 30_000 });
       this.pools.set(origin, pool);
     }
     return pool;
