@@ -1,6 +1,7 @@
 /**
- * Migration 003: the media job table beside `jobs` (src/store/media-jobs.ts). Standalone so
+ * Migration 004: the media job table beside `jobs` (src/store/media-jobs.ts). Standalone so
  * it can be re-applied on any store with a `jobs` table: it only adds a table keyed by job id.
+ * Numbered 004 to run after the store rewrite's 003 (migrations run in name order).
  */
 import { type Kysely, type Migration } from 'kysely';
 

@@ -1,6 +1,6 @@
 /**
  * MediaJobStore on the SQL store (both dialects, one query path). The table is added by
- * migration 003 (media-jobs-migration.ts); `jobs` is read and its owner moved only here.
+ * migration 004 (media-jobs-migration.ts); `jobs` is read and its owner moved only here.
  */
 import type { Kysely, Selectable } from 'kysely';
 import type { AdoptedMediaJob, MediaJobOutcome, MediaJobRecord, MediaJobStore } from '../media-jobs.ts';

@@ -178,7 +178,7 @@ const jobs: Migration = {
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
     async getMigrations() {
-      return { '001_foundation': foundation(dialect), '002_jobs': jobs, '003_media_jobs': mediaJobsMigration };
+      return { '001_foundation': foundation(dialect), '002_jobs': jobs, '004_media_jobs': mediaJobsMigration };
     },
   };
 }
