@@ -52,6 +52,8 @@ export interface JsonReply {
   status: number;
   headers: OutgoingHttpHeaders;
   body: string;
+  /** Binary content sent instead of `body`, at once (files the predictions emulator serves). */
+  bytes?: Buffer;
   opts?: ScenarioOptions;
   /** The protocol sends blank lines before a slow JSON body (DeepSeek under load). */
   blankLineKeepAlives?: boolean;
@@ -306,6 +308,12 @@ function deliver(res: ServerResponse, reply: Reply, timers: Set<NodeJS.Timeout>)
 
   if (reply.type === 'json') {
     const headers = reply.headers;
+    if (reply.bytes !== undefined) {
+      headers['content-length'] = reply.bytes.length;
+      res.writeHead(reply.status, headers);
+      res.end(reply.bytes);
+      return;
+    }
     if (reply.cut) {
       const half = reply.body.slice(0, Math.max(1, Math.floor(reply.body.length / 2)));
       d.run(reply.status, headers, [{ wait: delay, data: half }], false, 'destroy');

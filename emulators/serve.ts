@@ -1,14 +1,15 @@
 /**
  * Runs emulators in their own process (for the demo and the benchmark):
  *
- *   npx tsx emulators/serve.ts --port 0 --kind openai|anthropic|gemini|deepseek|all
+ *   npx tsx emulators/serve.ts --port 0 --kind openai|anthropic|gemini|deepseek|predictions|all
  *       [--latency-ms N] [--chunk-delay-ms N] [--host H] [--api-key K] [--record] [--workers N]
  *
  * Prints one JSON line when ready:
  *   {"ready":true,"apiKey":"emu-key","emulators":{"openai":"http://127.0.0.1:PORT/v1",…},
  *    "env":{"PROVIDER_1_BASE_URL":"…","PROVIDER_1_API_KEY":"emu-key",…}}
- * With `--kind all` and a non-zero `--port P`, the kinds listen on P, P+1, P+2, P+3 (openai,
- * anthropic, gemini, deepseek). `--latency-ms` delays the first byte of every default answer;
+ * With `--kind all` and a non-zero `--port P`, the kinds listen on P, P+1, P+2, P+3, P+4 (openai,
+ * anthropic, gemini, deepseek, predictions; the last one stands for every media and GPU host).
+ * `--latency-ms` delays the first byte of every default answer;
  * `--chunk-delay-ms` spaces default stream events. Requests are recorded only with `--record`.
  * Control routes on every emulator: GET /__emulator/requests, POST /__emulator/enqueue
  * {scenario, options}, POST /__emulator/default {scenario|null, options}, POST /__emulator/reset.
@@ -19,11 +20,11 @@
  */
 import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
-import { EMULATOR_KINDS, PROVIDER_OF_KIND, startEmulator } from './index.ts';
+import { EMULATOR_KINDS, emulatorEnv, startEmulator } from './index.ts';
 import type { Emulator, EmulatorKind, ScenarioOptions } from './types.ts';
 
 function usage(message: string): never {
-  process.stderr.write(`${message}\nusage: tsx emulators/serve.ts --port 0 --kind openai|anthropic|gemini|deepseek|all [--latency-ms N] [--chunk-delay-ms N] [--host H] [--api-key K] [--record] [--workers N]\n`);
+  process.stderr.write(`${message}\nusage: tsx emulators/serve.ts --port 0 --kind openai|anthropic|gemini|deepseek|predictions|all [--latency-ms N] [--chunk-delay-ms N] [--host H] [--api-key K] [--record] [--workers N]\n`);
   process.exit(2);
 }
 
@@ -109,9 +110,7 @@ async function main(): Promise<void> {
   const env: Record<string, string> = {};
   for (const e of started) {
     emulators[e.kind] = e.baseUrl;
-    const n = PROVIDER_OF_KIND[e.kind].slice('provider_'.length);
-    env[`PROVIDER_${n}_BASE_URL`] = e.baseUrl;
-    env[`PROVIDER_${n}_API_KEY`] = e.apiKey;
+    Object.assign(env, emulatorEnv(e));
   }
   const line = `${JSON.stringify({ ready: true, apiKey: started[0]?.apiKey, emulators, env })}\n`;
   if (cluster.isWorker && process.send !== undefined) process.send(line);

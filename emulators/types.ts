@@ -4,7 +4,7 @@
  * and the benchmark.
  */
 
-export type EmulatorKind = 'openai' | 'anthropic' | 'gemini' | 'deepseek';
+export type EmulatorKind = 'openai' | 'anthropic' | 'gemini' | 'deepseek' | 'predictions';
 
 export interface RecordedRequest {
   method: string;
@@ -74,7 +74,30 @@ export type Scenario =
       vectors?: number;
       /** prompt_tokens reported instead of the real count; 'none' omits usage. */
       usage?: number | 'none';
-    };
+    }
+  | PredictionScenario;
+
+/**
+ * The predictions emulator (media and GPU hosts): how the next created prediction runs.
+ * An `error` scenario answers the create call itself; `hang` never answers it.
+ */
+export interface PredictionScenario {
+  kind: 'prediction';
+  /** Time in `starting` (queued, not billed) before processing, ms (default 0). */
+  startMs?: number;
+  /** Time in `processing`, ms (default 50). */
+  durationMs?: number;
+  /** Output file names (default one per `input.n` / `input.num_outputs`, else one: `out-<i>.mp4` when the input has a `duration`, else `out-<i>.png`). */
+  outputs?: string[];
+  /** `output` as one bare string (default when there is one file and the input asked for no count) or an array. */
+  outputShape?: 'string' | 'array';
+  /** The prediction ends `failed` with this error text. */
+  fail?: string;
+  /** `metrics.predict_time` in seconds (default: the time spent processing). */
+  predictTime?: number;
+  /** `metrics.video_output_duration_seconds` (default `input.duration` for video outputs). */
+  outputSeconds?: number;
+}
 
 export interface ScenarioOptions {
   /** Wait before the first byte (headers included, unless keep-alives go first). */

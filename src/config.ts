@@ -9,6 +9,7 @@ import type { ProviderId } from './catalog/catalog-file.ts';
 import { parseAddressList, type AddressMatcher } from './gate/address-match.ts';
 import { envNames, type ProviderDescriptor } from './providers/descriptor.ts';
 import { PROVIDERS, type DescribedProviderId } from './providers/descriptors.ts';
+import { MEDIA_HOSTS, type MediaHostId } from './providers/predictions/media-host.ts';
 
 /** The shipped catalog, from src/ (tsx) or from dist/src/ (compiled). */
 export const DEFAULT_CATALOG_FILE = [new URL('../catalog/models.json', import.meta.url), new URL('../../catalog/models.json', import.meta.url)]
@@ -17,6 +18,23 @@ export const DEFAULT_CATALOG_FILE = [new URL('../catalog/models.json', import.me
 
 /** A provider with an endpoint in the configuration: every provider with a descriptor. */
 export type ConfiguredProvider = DescribedProviderId;
+
+/** Every media and GPU host speaks Replicate-style predictions; the public host of that protocol is the default. */
+const MEDIA_HOST_BASE_URL = 'https://api.replicate.com/v1';
+
+/** `PROVIDER_4`, …, `PROVIDER_10`, `PROVIDER_CUSTOM`: the prefix of a media host's two variables. */
+export function mediaHostEnvPrefix(host: MediaHostId): string {
+  return host === 'custom' ? 'PROVIDER_CUSTOM' : host.toUpperCase();
+}
+
+function mediaHostVariables() {
+  const shape: Record<string, z.ZodType> = {};
+  for (const host of MEDIA_HOSTS) {
+    shape[`${mediaHostEnvPrefix(host)}_BASE_URL`] = z.string().url().default(MEDIA_HOST_BASE_URL);
+    shape[`${mediaHostEnvPrefix(host)}_API_KEY`] = z.string().trim().min(1).optional();
+  }
+  return z.object(shape);
+}
 
 export interface ProviderEndpoint {
   baseUrl: string;
@@ -35,6 +53,14 @@ export interface Config<Provider extends ProviderId = ConfiguredProvider> {
   adminToken: string | undefined;
   /** PROVIDER_N_BASE_URL and PROVIDER_N_API_KEY of every provider with a descriptor. */
   providers: Record<Provider, ProviderEndpoint>;
+  /** The media and GPU hosts (predictions protocol). */
+  mediaHosts: Record<MediaHostId, ProviderEndpoint>;
+  /** How long POST /images/generations waits for the images before answering 202. */
+  mediaSyncWaitMs: number;
+  /** First interval between polls of a media job (then doubling, up to 8 times this). */
+  mediaPollMs: number;
+  /** A media job still running after this is canceled at its host and refunded (provider_timeout). */
+  mediaJobTimeoutMs: number;
   catalogFile: string;
   trustProxy: AddressMatcher | undefined;
   providerTimeoutMs: number;
@@ -78,6 +104,9 @@ const envSchema = z.object({
   MAX_IMAGES_PER_REQUEST: integer(0, 10_000).default(100),
   MAX_PDF_PAGES_PER_REQUEST: integer(0, 10_000).default(100),
   MAX_PART_BYTES: integer(1, 512 * 1024 * 1024).default(20 * 1024 * 1024),
+  MEDIA_SYNC_WAIT_MS: integer(0, 3_600_000).default(30_000),
+  MEDIA_POLL_MS: integer(1, 600_000).default(1_000),
+  MEDIA_JOB_TIMEOUT_MS: integer(1_000, 7 * 86_400_000).default(3_600_000),
 });
 
 /** Each provider's endpoint variables, from its descriptor: `<PREFIX>_BASE_URL` (default: its public URL) and `<PREFIX>_API_KEY`. */
@@ -104,8 +133,9 @@ export function loadConfig(env: Env = process.env, descriptors: readonly Provide
   }
   const parsed = envSchema.safeParse(cleaned);
   const parsedProviders = providerEnvSchema(descriptors).safeParse(cleaned);
-  if (!parsed.success || !parsedProviders.success) {
-    const issues = [...(parsed.error?.issues ?? []), ...(parsedProviders.error?.issues ?? [])];
+  const media = mediaHostVariables().safeParse(cleaned);
+  if (!parsed.success || !parsedProviders.success || !media.success) {
+    const issues = [...(parsed.error?.issues ?? []), ...(parsedProviders.error?.issues ?? []), ...(media.error?.issues ?? [])];
     const lines = issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
@@ -116,6 +146,7 @@ export function loadConfig(env: Env = process.env, descriptors: readonly Provide
     const names = envNames(descriptor);
     providers[descriptor.id] = { baseUrl: stripSlash(p[names.baseUrl] as string), apiKey: p[names.apiKey] };
   }
+  const m = media.data as Record<string, string | undefined>;
   let trustProxy: AddressMatcher | undefined;
   if (e.TRUST_PROXY !== undefined) {
     const list = parseAddressList(e.TRUST_PROXY.split(',').map((s) => s.trim()).filter((s) => s !== ''));
@@ -131,6 +162,13 @@ export function loadConfig(env: Env = process.env, descriptors: readonly Provide
     redisPrefix: e.REDIS_PREFIX,
     adminToken: e.ADMIN_TOKEN,
     providers: providers as Record<ProviderId, ProviderEndpoint>,
+    mediaHosts: Object.fromEntries(MEDIA_HOSTS.map((host) => [host, {
+      baseUrl: stripSlash(m[`${mediaHostEnvPrefix(host)}_BASE_URL`] as string),
+      apiKey: m[`${mediaHostEnvPrefix(host)}_API_KEY`],
+    }])) as Record<MediaHostId, ProviderEndpoint>,
+    mediaSyncWaitMs: e.MEDIA_SYNC_WAIT_MS,
+    mediaPollMs: e.MEDIA_POLL_MS,
+    mediaJobTimeoutMs: e.MEDIA_JOB_TIMEOUT_MS,
     catalogFile: e.CATALOG_FILE,
     trustProxy,
     providerTimeoutMs: e.PROVIDER_TIMEOUT_MS,

@@ -1,9 +1,10 @@
 /**
  * Providers for `npm run demo`: the protocol emulators, started in-process, one for
  * every provider with a descriptor (each names the emulator that speaks its wire format),
- * so a newcomer's first curl gets an answer without any real provider key.
+ * and the predictions emulator for every media host, so a newcomer's first curl gets an
+ * answer without any real provider key.
  */
-import { startEmulator } from '../emulators/index.ts';
+import { emulatorEnv, startEmulator } from '../emulators/index.ts';
 import type { Emulator } from '../emulators/types.ts';
 import { envNames, type ProviderDescriptor } from './providers/descriptor.ts';
 import { PROVIDERS } from './providers/descriptors.ts';
@@ -24,9 +25,14 @@ export async function startDemoProviders(descriptors: readonly ProviderDescripto
     env[names.baseUrl] = emulator.baseUrl;
     env[names.apiKey] = emulator.apiKey;
   }
+  const chat = descriptors.map((d, i) => `${d.id} → ${d.emulator} emulator at ${started[i]?.baseUrl ?? ''}`);
+  // Every media and GPU host speaks the predictions protocol: one emulator serves them all.
+  const media = await startEmulator('predictions');
+  started.push(media);
+  Object.assign(env, emulatorEnv(media));
   return {
     env,
-    description: descriptors.map((d, i) => `${d.id} → ${d.emulator} emulator at ${started[i]?.baseUrl ?? ''}`).join('; '),
+    description: [...chat, `media hosts (provider_4, 5, 6, 9, 10, custom) → predictions emulator at ${media.baseUrl}`].join('; '),
     close: async () => {
       await Promise.all(started.map((e) => e.close()));
     },

@@ -30,8 +30,15 @@ import { registerUnbuiltRoutes, UNBUILT_ROUTES } from './http/unbuilt-routes.ts'
 import type { KeyEvents } from './keys/key-events.ts';
 import { KeyService } from './keys/key-service.ts';
 import { openSharedState } from './shared-state.ts';
+import { MediaJobRunner } from './media/job-runner.ts';
+import { registerMediaRoutes } from './media/routes.ts';
+import { PredictionsClient } from './providers/predictions/client.ts';
+import { openMediaJobs } from './store/sql/media-jobs-store.ts';
 import { openStore } from './store/open-store.ts';
 import type { Store } from './store/types.ts';
+
+/** Routes built by their own modules (the rest of UNBUILT_ROUTES answer 501). */
+const BUILT_ROUTES = new Set(['/api/v1/chat/completions', '/api/v1/images/generations', '/api/v1/videos/generations']);
 
 export interface Gateway {
   app: FastifyInstance;
@@ -76,13 +83,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   const gate = new AccessGate(new KeyCache(store, keyEvents), overrides.rateLimiter ?? shared.rateLimiter, config.trustProxy);
   const app = createServer({ logger, bodyLimitBytes: config.bodyLimitBytes, gate });
 
-  // Crash recovery: holds left by processes that are gone are refunded before serving.
   const instanceId = randomUUID();
-  const recovery = new OrphanRecovery(store, instanceId);
-  const refunded = await recovery.sweep();
-  if (refunded > 0) logger.warn({ refunded }, 'refunded holds left by a gateway process that is gone');
-  const heartbeat = setInterval(() => void recovery.sweep().catch((err: unknown) => logger.error({ err }, 'heartbeat failed')), HEARTBEAT_MS);
-  heartbeat.unref();
   const upstream = new UpstreamClient();
   // Limit e-mails leave from an outbox in the background; without SMTP_URL, notifications stay in-product.
   const mail = config.smtpUrl === undefined ? undefined : new MailSender({
@@ -93,7 +94,6 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     claimer: instanceId,
   });
 
-  registerCatalogRoutes(app, catalog);
   const runs = new PaidRuns({
     money: store,
     inFlight: new InFlightRuns(keyEvents),
@@ -102,11 +102,34 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     logger,
     now: Date.now,
   });
+  const mediaHost = new PredictionsClient();
+  const media = new MediaJobRunner({
+    host: mediaHost,
+    jobs: openMediaJobs(store),
+    runs,
+    endpoints: config.mediaHosts,
+    instanceId,
+    pollMs: config.mediaPollMs,
+    jobTimeoutMs: config.mediaJobTimeoutMs,
+    logger,
+    now: Date.now,
+  });
+
+  // Crash recovery before serving: media jobs the host has taken are adopted and resumed;
+  // every other hold left by a process that is gone is refunded.
+  const recovery = new OrphanRecovery(store, instanceId, (gone) => media.adopt(gone));
+  const refunded = await recovery.sweep();
+  if (refunded > 0) logger.warn({ refunded }, 'refunded holds left by a gateway process that is gone');
+  const heartbeat = setInterval(() => void recovery.sweep().catch((err: unknown) => logger.error({ err }, 'heartbeat failed')), HEARTBEAT_MS);
+  heartbeat.unref();
+
+  registerCatalogRoutes(app, catalog);
   registerChatRoute(app, { catalog, config, upstream, runs, adapters: overrides.adapters ?? defaultAdapters() });
   registerEmbeddingsRoute(app, { catalog, config, upstream, runs, adapters: overrides.embeddingsAdapters ?? defaultEmbeddingsAdapters() });
   registerJobsRoute(app, { store, gate });
+  registerMediaRoutes(app, { catalog, runs, runner: media, syncWaitMs: config.mediaSyncWaitMs, providerTimeoutMs: config.providerTimeoutMs });
   overrides.routes?.(app, { runs, store, catalog });
-  registerUnbuiltRoutes(app, UNBUILT_ROUTES.filter((r) => r.scope !== 'chat'));
+  registerUnbuiltRoutes(app, UNBUILT_ROUTES.filter((r) => !BUILT_ROUTES.has(r.url)));
   if (config.adminToken !== undefined) await registerAdminRoutes(app, { adminToken: config.adminToken, store, keys });
 
   await app.ready();
@@ -119,10 +142,13 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     catalog,
     async close() {
       clearInterval(heartbeat);
+      // Media jobs stop polling first (they stay held, for the next process to resume).
+      await media.close();
       await app.close();
       await mail?.close();
       await upstream.close();
       await shared.close();
+      await mediaHost.close();
       if (overrides.store === undefined) await store.close();
     },
   };

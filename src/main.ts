@@ -74,6 +74,12 @@ Try it:
   curl -si ${base}/api/v1/embeddings -H "Authorization: Bearer ${String(key.key)}" \\
     -H "Content-Type: application/json" -d '{"input":["Hello!","Bonjour!"],"dimensions":4}'
   curl -s ${base}/api/v1/jobs/<X-Job-Id from above> -H "Authorization: Bearer ${String(key.key)}"
+  curl -s ${base}/api/v1/images/generations -H "Authorization: Bearer ${String(key.key)}" \\
+    -H "Content-Type: application/json" \\
+    -d '{"model":"flux-2-pro","prompt":"A lighthouse at dawn, watercolour","n":2}'
+  curl -si ${base}/api/v1/videos/generations -H "Authorization: Bearer ${String(key.key)}" \\
+    -H "Content-Type: application/json" \\
+    -d '{"model":"kling-v3-standard","prompt":"Waves rolling onto a beach at night","duration":5}'
   curl -s ${base}/admin/v1/accounts/${String(account.id)} -H "Authorization: Bearer ${adminToken}"
 
 Press Ctrl+C to stop.`);

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { http } from './helpers/gateway.ts';
 
 describe('npm run demo', () => {
-  it('prints a key that answers a chat completion, streaming and not, and embeddings, from the emulators', async () => {
+  it('prints a key that answers a chat completion, streaming and not, embeddings, an image and a video, from the emulators', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'demo'], { env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
     try {
       const out = await new Promise<string>((resolve, reject) => {
@@ -35,6 +35,16 @@ describe('npm run demo', () => {
       expect(embedded.json.data.map((d: { embedding: number[] }) => d.embedding.length)).toEqual([4, 4]);
       const job = await http(`${base}/api/v1/jobs/${String(embedded.headers['x-job-id'])}`, { key });
       expect(job.json).toMatchObject({ kind: 'embeddings', status: 'succeeded' });
+      // An image and a video on the predictions emulator, with the calls the demo prints.
+      expect(out).toContain('/api/v1/images/generations');
+      expect(out).toContain('/api/v1/videos/generations');
+      const image = await http(`${base}/api/v1/images/generations`, { key, body: { model: 'flux-2-pro', prompt: 'A lighthouse at dawn, watercolour', n: 2 } });
+      expect(image.status).toBe(200);
+      expect(image.json.data).toHaveLength(2);
+      expect((await http(image.json.data[0].url as string)).headers['content-type']).toBe('image/png');
+      const video = await http(`${base}/api/v1/videos/generations`, { key, body: { model: 'kling-v3-standard', prompt: 'Waves rolling onto a beach at night', duration: 5 } });
+      expect(video.status).toBe(202);
+      expect(video.headers.location).toBe(`/api/v1/jobs/${video.json.job_id}`);
     } finally {
       child.kill('SIGINT');
     }

@@ -2,6 +2,8 @@
  * Crash recovery: holds left by gateway processes that are gone are refunded in full.
  * A process on this host is gone when its pid is not alive; one elsewhere when it has
  * not beaten for ORPHAN_AFTER_MS (PostgreSQL deployments with several hosts).
+ * Runs that go on at their provider without their process (media jobs the host has
+ * taken) are first adopted by this process, to be resumed, and so are not refunded.
  */
 import { hostname } from 'node:os';
 import type { Store } from '../store/types.ts';
@@ -21,7 +23,8 @@ function pidAlive(pid: number): boolean {
 export class OrphanRecovery {
   readonly self: { id: string; host: string; pid: number };
 
-  constructor(private readonly store: Store, instanceId: string) {
+  /** `adopt` takes over, before the refund, the runs of gone processes that are to be resumed. */
+  constructor(private readonly store: Store, instanceId: string, private readonly adopt?: (goneInstanceIds: string[]) => Promise<void>) {
     this.self = { id: instanceId, host: hostname(), pid: process.pid };
   }
 
@@ -36,6 +39,7 @@ export class OrphanRecovery {
       .map((i) => i.id);
     // Running jobs whose process never registered are orphans too.
     const unregistered = (await this.store.runningJobOwners()).filter((id) => id !== this.self.id && !known.has(id));
+    if (this.adopt !== undefined && gone.length + unregistered.length > 0) await this.adopt([...gone, ...unregistered]);
     const refunded = await this.store.refundJobsOf([...gone, ...unregistered], now);
     await this.store.removeInstances(gone);
     return refunded;

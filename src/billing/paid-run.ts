@@ -63,11 +63,12 @@ export class PaidRun {
   private reason: StopReason | undefined;
   private outcome: Promise<unknown> | undefined;
   private timer: NodeJS.Timeout | undefined;
-  private readonly unregister: () => void;
+  private unregister: () => void;
 
-  constructor(readonly jobId: string, readonly quote: number, private readonly deps: PaidRunDeps, key: PayingKey) {
-    this.unregister = deps.inFlight.register(key.id, key.expiresAt, (why) => this.stop(why));
-    this.armTimeout();
+  /** Without a key: a run resumed from a process that is gone (no key watch, no provider wait). */
+  constructor(readonly jobId: string, readonly quote: number, private readonly deps: PaidRunDeps, key: PayingKey | undefined) {
+    this.unregister = key === undefined ? () => undefined : deps.inFlight.register(key.id, key.expiresAt, (why) => this.stop(why));
+    if (key !== undefined) this.armTimeout();
   }
 
   get signal(): AbortSignal {
@@ -124,6 +125,25 @@ export class PaidRun {
     return refunded;
   }
 
+  /**
+   * The provider has taken the run, which may now outlive its request (a media job at its
+   * host): neither the provider wait nor the key's revocation or expiry stops it any more;
+   * the route's own deadline does.
+   */
+  detach(): void {
+    if (this.outcome === undefined) this.release();
+  }
+
+  /**
+   * The process is shutting down while the run goes on at its provider: the hold stays, for
+   * the process that resumes the run to settle or refund. Counts as the run's outcome here.
+   */
+  leave(): void {
+    if (this.outcome !== undefined) return;
+    this.release();
+    this.outcome = Promise.resolve();
+  }
+
   /** Waits for the settle or refund to be durable. */
   async done(): Promise<void> {
     await this.outcome;
@@ -131,7 +151,9 @@ export class PaidRun {
 
   private release(): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
     this.unregister();
+    this.unregister = () => undefined;
   }
 }
 
@@ -155,6 +177,11 @@ export class PaidRuns {
     });
     if (!result.ok) throw refusalError(result, request.quote, request.refusal, this.deps.now());
     return new PaidRun(request.jobId, request.quote, this.deps, request.key);
+  }
+
+  /** A run admitted by a process that is gone and resumed by this one (its hold is `quote`). */
+  resume(jobId: string, quote: number): PaidRun {
+    return new PaidRun(jobId, quote, this.deps, undefined);
   }
 
   /**

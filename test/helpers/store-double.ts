@@ -6,6 +6,7 @@
  */
 import type { HoldRefusal } from '../../src/store/money-contract.ts';
 import { openStore } from '../../src/store/open-store.ts';
+import { wrapsSqlStore } from '../../src/store/sql/sql-store.ts';
 import type { Store } from '../../src/store/types.ts';
 
 export interface StoreDouble {
@@ -41,6 +42,7 @@ export async function storeDouble(): Promise<StoreDouble> {
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
   });
+  wrapsSqlStore(store, inner);
   return {
     store,
     refuse: (accountId, refusal) => refusals.set(accountId, refusal),

@@ -1,13 +1,14 @@
 /** Every migration in order. Forward only: a released migration is never edited, a change is a new one. */
 import type { MigrationProvider } from 'kysely';
 import { firstMigrations } from './migrations-v1.ts';
+import { mediaJobsMigration } from './media-jobs-migration.ts';
 import { moneyMigrations } from './migrations-v2.ts';
 import type { Dialect } from './tables.ts';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
     async getMigrations() {
-      return { ...firstMigrations(dialect), ...moneyMigrations(dialect) };
+      return { ...firstMigrations(dialect), ...moneyMigrations(dialect), '004_media_jobs': mediaJobsMigration };
     },
   };
 }

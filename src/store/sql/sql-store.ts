@@ -60,7 +60,22 @@ export function sqlStore(parts: SqlParts): Store {
     bound(jobs, ['hold', 'settle', 'refund', 'getJob', 'listJobs', 'heartbeat', 'listInstances', 'removeInstances', 'runningJobOwners', 'refundJobsOf']),
     bound(notifications, ['listNotifications', 'claimMail', 'markMailSent', 'markMailFailed']),
   );
+  DATABASES.set(store, db);
   return store;
+}
+
+/** The Kysely instance under each SQL store, for stores of other concerns built beside it (media jobs, usage). */
+const DATABASES = new WeakMap<Store, Kysely<Database>>();
+
+/** A store that wraps an SQL store (a test double) runs on the same database. */
+export function wrapsSqlStore(wrapper: Store, inner: Store): void {
+  const db = DATABASES.get(inner);
+  if (db !== undefined) DATABASES.set(wrapper, db);
+}
+
+/** The SQL database a store runs on; undefined for a store that is not SQL. */
+export function sqlDatabaseOf(store: Store): Kysely<Database> | undefined {
+  return DATABASES.get(store);
 }
 
 /** The named methods of an object, bound to it. */
