@@ -31,6 +31,8 @@ export interface Config {
   databaseUrl: string;
   redisUrl: string | undefined;
   adminToken: string | undefined;
+  /** Bearer token for GET /metrics (ADMIN_TOKEN works too); neither set → /metrics answers 404. */
+  metricsToken: string | undefined;
   providers: Record<ConfiguredProvider, ProviderEndpoint>;
   catalogFile: string;
   trustProxy: AddressMatcher | undefined;
@@ -59,6 +61,7 @@ const envSchema = z.object({
     .default('sqlite:./data/gateway.db'),
   REDIS_URL: z.string().regex(/^rediss?:\/\/.+/, 'must be redis://… or rediss://…').optional(),
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   PROVIDER_1_BASE_URL: url.default(PUBLIC_BASE_URLS.provider_1),
   PROVIDER_2_BASE_URL: url.default(PUBLIC_BASE_URLS.provider_2),
   PROVIDER_3_BASE_URL: url.default(PUBLIC_BASE_URLS.provider_3),
@@ -102,6 +105,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
     adminToken: e.ADMIN_TOKEN,
+    metricsToken: e.METRICS_TOKEN,
     providers: {
       provider_1: { baseUrl: stripSlash(e.PROVIDER_1_BASE_URL), apiKey: e.PROVIDER_1_API_KEY },
       provider_2: { baseUrl: stripSlash(e.PROVIDER_2_BASE_URL), apiKey: e.PROVIDER_2_API_KEY },

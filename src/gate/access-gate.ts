@@ -43,13 +43,7 @@ export class AccessGate {
    * window's state without this request (it is not counted).
    */
   async check(request: GateRequest, scope: Scope): Promise<GatePass> {
-    const secret = bearerSecret(request.authorization);
-    if (secret === undefined) throw invalidApiKey();
-    const key = await this.keys.resolve(secret);
-    const now = this.now();
-    if (key === undefined || key.record.revokedAt !== null || (key.record.expiresAt !== null && now >= key.record.expiresAt)) {
-      throw invalidApiKey();
-    }
+    const { key, now } = await this.validKey(request);
     const record = key.record;
     // The client address is worked out only for keys with an allowlist (off the hot path otherwise).
     if (key.allowlist !== undefined) {
@@ -70,6 +64,33 @@ export class AccessGate {
       });
     }
     return { key, rate };
+  }
+
+  /**
+   * Who is calling, for a route open to every valid key whatever its scopes (the MCP
+   * endpoint, with its own limits): the key (401) and its IP allowlist (403), nothing else.
+   */
+  async identify(request: GateRequest): Promise<ResolvedKey> {
+    const { key } = await this.validKey(request);
+    if (key.allowlist !== undefined) {
+      const client = this.clientAddress(request);
+      if (client.parsed === undefined || !key.allowlist.matches(client.parsed)) {
+        throw new GatewayError('ip_not_allowed', `Requests from ${client.text ?? 'unknown'} are not allowed for this API key`);
+      }
+    }
+    return key;
+  }
+
+  /** A known key that is neither revoked nor expired, or 401 invalid_api_key. */
+  private async validKey(request: GateRequest): Promise<{ key: ResolvedKey; now: number }> {
+    const secret = bearerSecret(request.authorization);
+    if (secret === undefined) throw invalidApiKey();
+    const key = await this.keys.resolve(secret);
+    const now = this.now();
+    if (key === undefined || key.record.revokedAt !== null || (key.record.expiresAt !== null && now >= key.record.expiresAt)) {
+      throw invalidApiKey();
+    }
+    return { key, now };
   }
 
   private async refuse(keyId: string, limit: number, now: number, error: GatewayError): Promise<RefusedAfterKey> {
