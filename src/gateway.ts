@@ -13,6 +13,10 @@ import { UpstreamClient } from './providers/upstream-client.ts';
 import { randomUUID } from 'node:crypto';
 import { HEARTBEAT_MS, OrphanRecovery } from './billing/orphan-recovery.ts';
 import { registerCatalogRoutes } from './catalog/routes.ts';
+import { CatalogAnswers } from './catalog/listing.ts';
+import { DocsIndex } from './mcp/docs-index.ts';
+import { McpLimits } from './mcp/limits.ts';
+import { registerMcpRoute } from './mcp/route.ts';
 import type { Config } from './config.ts';
 import { AccessGate } from './gate/access-gate.ts';
 import { KeyCache } from './gate/key-cache.ts';
@@ -34,6 +38,9 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
+/** Reported to MCP clients as the server version. */
+const GATEWAY_VERSION = '0.1.0';
+
 export interface GatewayOverrides {
   store?: Store;
   rateLimiter?: RateLimiter;
@@ -53,7 +60,8 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   const store = overrides.store ?? (await openStore(config.databaseUrl));
   const keyEvents = new KeyEvents();
   const keys = new KeyService(store, keyEvents);
-  const gate = new AccessGate(new KeyCache(store, keyEvents), overrides.rateLimiter ?? new MemoryRateLimiter(), config.trustProxy);
+  const rateLimiter = overrides.rateLimiter ?? new MemoryRateLimiter();
+  const gate = new AccessGate(new KeyCache(store, keyEvents), rateLimiter, config.trustProxy);
   const app = createServer({ logger, bodyLimitBytes: config.bodyLimitBytes, gate });
 
   // Crash recovery: holds left by processes that are gone are refunded before serving.
@@ -65,7 +73,13 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   heartbeat.unref();
   const upstream = new UpstreamClient();
 
-  registerCatalogRoutes(app, catalog);
+  const catalogAnswers = new CatalogAnswers(catalog);
+  registerCatalogRoutes(app, catalog, catalogAnswers);
+  await registerMcpRoute(app, {
+    gate,
+    limits: new McpLimits(rateLimiter),
+    tools: { catalog, answers: catalogAnswers, docs: DocsIndex.fromDirectory(), version: GATEWAY_VERSION },
+  });
   registerChatRoute(app, {
     catalog, store, config, upstream, instanceId,
     adapters: overrides.adapters ?? defaultAdapters(),
