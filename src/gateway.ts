@@ -3,7 +3,7 @@
  * Every route module receives what it needs here; nothing reaches for globals.
  */
 import type { FastifyInstance } from 'fastify';
-import pino from 'pino';
+import pino, { type DestinationStream } from 'pino';
 import { registerAdminRoutes } from './admin/routes.ts';
 import { Catalog } from './catalog/catalog.ts';
 import { InFlightRuns } from './chat/in-flight.ts';
@@ -22,6 +22,9 @@ import { AccessGate } from './gate/access-gate.ts';
 import { KeyCache } from './gate/key-cache.ts';
 import { MemoryRateLimiter, type RateLimiter } from './gate/rate-limit/rate-limiter.ts';
 import { createServer } from './http/server.ts';
+import { GatewayMetrics, registerMetricsRoute } from './http/metrics.ts';
+import { observeRequests } from './http/request-log.ts';
+import { PROVIDERS } from './catalog/catalog-file.ts';
 import { registerUnbuiltRoutes, UNBUILT_ROUTES } from './http/unbuilt-routes.ts';
 import { KeyEvents } from './keys/key-events.ts';
 import { KeyService } from './keys/key-service.ts';
@@ -35,6 +38,8 @@ export interface Gateway {
   keys: KeyService;
   config: Config;
   catalog: Catalog;
+  /** What the paid-run core reports runs to (GET /metrics). */
+  metrics: GatewayMetrics;
   close(): Promise<void>;
 }
 
@@ -45,14 +50,17 @@ export interface GatewayOverrides {
   store?: Store;
   rateLimiter?: RateLimiter;
   adapters?: AdapterTable;
+  /** Where log lines go (tests read them); stdout by default. */
+  logStream?: DestinationStream;
 }
 
 
 export async function createGateway(config: Config, overrides: GatewayOverrides = {}): Promise<Gateway> {
-  const logger = pino({
+  const logOptions = {
     level: config.logLevel,
     redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.apiKey', 'authorization'], censor: '[redacted]' },
-  });
+  };
+  const logger = overrides.logStream === undefined ? pino(logOptions) : pino(logOptions, overrides.logStream);
   // The catalog is checked before anything else starts: a bad entry stops start-up.
   const catalog = Catalog.fromFile(config.catalogFile, {
     providerHasCredentials: (provider) => provider in config.providers && config.providers[provider as keyof Config['providers']].apiKey !== undefined,
@@ -63,6 +71,9 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   const rateLimiter = overrides.rateLimiter ?? new MemoryRateLimiter();
   const gate = new AccessGate(new KeyCache(store, keyEvents), rateLimiter, config.trustProxy);
   const app = createServer({ logger, bodyLimitBytes: config.bodyLimitBytes, gate });
+  const metrics = new GatewayMetrics({ models: catalog.models.map((m) => m.entry.slug), providers: PROVIDERS });
+  observeRequests(app, metrics);
+  registerMetricsRoute(app, metrics, [config.metricsToken, config.adminToken]);
 
   // Crash recovery: holds left by processes that are gone are refunded before serving.
   const instanceId = randomUUID();
@@ -96,8 +107,10 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     keys,
     config,
     catalog,
+    metrics,
     async close() {
       clearInterval(heartbeat);
+      metrics.close();
       await app.close();
       await upstream.close();
       if (overrides.store === undefined) await store.close();

@@ -9,6 +9,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { AccessGate, RefusedAfterKey, rateLimitHeaders, type GatePass } from '../gate/access-gate.ts';
 import type { RouteAccess } from '../shared/route-access.ts';
 import { GatewayError, internalError } from '../shared/errors.ts';
+import { noteOutcome } from '../shared/run-metrics.ts';
 
 export type { RouteAccess } from '../shared/route-access.ts';
 
@@ -98,6 +99,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
 }
 
 export function sendError(reply: FastifyReply, error: GatewayError, withParam: boolean): void {
+  noteOutcome(reply.raw, { code: error.code });
   if (error.headers !== undefined) reply.headers(error.headers);
   const body = error.body();
   if (withParam && body.error.param === undefined) body.error.param = null;
