@@ -17,6 +17,7 @@ import { CatalogAnswers } from './catalog/listing.ts';
 import { DocsIndex } from './mcp/docs-index.ts';
 import { McpLimits } from './mcp/limits.ts';
 import { registerMcpRoute } from './mcp/route.ts';
+import { registerOpenApiRoutes } from './openapi/routes.ts';
 import type { Config } from './config.ts';
 import { AccessGate } from './gate/access-gate.ts';
 import { KeyCache } from './gate/key-cache.ts';
@@ -91,6 +92,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     limits: new McpLimits(rateLimiter),
     tools: { catalog, answers: catalogAnswers, docs: DocsIndex.fromDirectory(), version: GATEWAY_VERSION },
   });
+  registerOpenApiRoutes(app, GATEWAY_VERSION);
   registerChatRoute(app, {
     catalog, store, config, upstream, instanceId,
     adapters: overrides.adapters ?? defaultAdapters(),

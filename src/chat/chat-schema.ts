@@ -31,7 +31,7 @@ const filePart = z.looseObject({
   type: z.literal('file'),
   file: z.looseObject({ file_data: z.string().describe('An inline PDF as a data URL.') }),
 }).describe('An inline PDF (`file.file_data`); `file_id` is refused with 400 unsupported_content.');
-const otherPart = z.looseObject({ type: z.string().refine((t) => t !== 'text', { message: "a text part needs a string 'text'" }) })
+const otherPart = z.looseObject({ type: z.string().refine((t) => t !== 'text', { message: "a text part needs a string 'text'" }).meta({ not: { const: 'text' } }) })
   .describe('Any other part type is checked against the model (400 unsupported_content when the provider cannot take it).');
 const userPart = z.union([textPart, imagePart, filePart, otherPart]);
 
@@ -55,6 +55,13 @@ const message = z.discriminatedUnion('role', [
     if ((m.content === null || m.content === undefined) && !hasCalls && (m.refusal === null || m.refusal === undefined)) {
       ctx.addIssue({ code: 'custom', path: ['content'], message: 'An assistant message needs content or tool_calls.' });
     }
+  }).meta({
+    // The refinement above, in JSON Schema: content, a non-empty tool_calls, or a refusal.
+    anyOf: [
+      { required: ['content'], properties: { content: { not: { type: 'null' } } } },
+      { required: ['tool_calls'], properties: { tool_calls: { type: 'array', minItems: 1 } } },
+      { required: ['refusal'], properties: { refusal: { not: { type: 'null' } } } },
+    ],
   }).describe('An earlier answer; content may be null when it carries tool_calls. Echoed fields such as refusal and annotations are accepted.'),
   z.looseObject({ role: z.literal('tool'), content: textContent, tool_call_id: z.string().min(1) }),
 ]).describe("Roles system, developer, user, assistant, tool. The deprecated 'function' role is refused (400 invalid_request).");

@@ -22,6 +22,10 @@ declare module 'fastify' {
   interface FastifyRequest {
     gate: GatePass | undefined;
   }
+  interface FastifyInstance {
+    /** Every registered route (method and pattern; HEAD and OPTIONS left out), for the OpenAPI coverage check. */
+    registeredRoutes(): { method: string; url: string }[];
+  }
 }
 
 export interface ServerOptions {
@@ -41,7 +45,8 @@ export function createServer(options: ServerOptions): FastifyInstance {
   });
 
   app.decorateRequest('gate', undefined);
-  const allowedMethods = routeTable(app);
+  const { allowedMethods, registered } = routeTable(app);
+  app.decorate('registeredRoutes', () => registered.map((r) => ({ ...r })));
 
   // One JSON parser for every content type: clients that send JSON without a JSON
   // content-type (curl -d) still get parsed, and an empty body is no body.
@@ -128,19 +133,22 @@ function toGatewayError(error: FastifyError | GatewayError | Error, request: Fas
 }
 
 /** Every registered route as a pattern, so a wrong method answers 405 with `Allow`. */
-function routeTable(app: FastifyInstance): (method: string, path: string) => string[] {
+function routeTable(app: FastifyInstance): { allowedMethods: (method: string, path: string) => string[]; registered: { method: string; url: string }[] } {
   const routes: { methods: string[]; pattern: RegExp }[] = [];
+  const registered: { method: string; url: string }[] = [];
   app.addHook('onRoute', (route) => {
     const methods = (Array.isArray(route.method) ? route.method : [route.method]).filter((m) => m !== 'HEAD' && m !== 'OPTIONS');
     const escaped = route.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+');
     routes.push({ methods, pattern: new RegExp(`^${escaped}/?$`) });
+    for (const method of methods) registered.push({ method, url: route.url });
   });
-  return (method, path) => {
+  const allowedMethods = (method: string, path: string) => {
     const allowed = new Set<string>();
     for (const route of routes) if (route.pattern.test(path)) for (const m of route.methods) allowed.add(m);
     allowed.delete(method);
     return [...allowed];
   };
+  return { allowedMethods, registered };
 }
 
 function pathOf(url: string): string {
