@@ -146,7 +146,7 @@ describe('the routes hold to the document', () => {
 
     h.openai.enqueue({ kind: 'text', text: 'Hello', usage: { input: 5, output: 1 } });
     expect(fits('ChatCompletion', (await h.gw.api('/chat/completions', { key, body: base })).json)).toBeUndefined();
-    h.openai.enqueue({ kind: 'tool_calls', calls: [{ name: 'get_weather', arguments: '{"city":"Paris"}' }], usage: { input: 5, output: 3 } });
+    h.openai.enqueue({ kind: 'tool_calls', calls: [{ name: 'get_weather', arguments: { city: 'Paris' } }], usage: { input: 5, output: 3 } });
     const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } }];
     expect(fits('ChatCompletion', (await h.gw.api('/chat/completions', { key, body: { ...base, tools } })).json)).toBeUndefined();
     h.openai.enqueue({ kind: 'text', text: 'Hello there', usage: { input: 5, output: 2 } });
