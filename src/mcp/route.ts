@@ -4,7 +4,6 @@
  * raises the limits. In order: the key if one is sent (401 invalid_api_key, 403
  * ip_not_allowed, in our error object), the limits (429 in JSON-RPC), then the SDK.
  */
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AccessGate, type GateRequest } from '../gate/access-gate.ts';
 import { noteOutcome } from '../shared/run-metrics.ts';
@@ -23,6 +22,11 @@ const BODY_LIMIT = 1024 * 1024;
 type JsonRpcId = string | number | null;
 
 export async function registerMcpRoute(app: FastifyInstance, deps: McpRouteDeps): Promise<void> {
+  // The SDK takes about a second to import: loaded here, so processes that never serve (the admin CLI) do not pay for it.
+  const [{ McpServer }, { StreamableHTTPServerTransport }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/mcp.js'),
+    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+  ]);
   await app.register(async (mcp) => {
     // The body is parsed here, so a parse error is answered in JSON-RPC (-32700), not as a REST error.
     mcp.removeAllContentTypeParsers();
@@ -42,7 +46,7 @@ export async function registerMcpRoute(app: FastifyInstance, deps: McpRouteDeps)
       }
       if (message === PARSE_ERROR) return sendJsonRpcError(reply, 400, -32700, 'Parse error: the body is not JSON.', null);
 
-      const server = buildMcpServer(deps.tools);
+      const server = buildMcpServer(McpServer, deps.tools);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       reply.hijack();
       reply.raw.on('close', () => {

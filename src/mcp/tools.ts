@@ -3,7 +3,7 @@
  * docs, each with input and output schemas (answers carry `structuredContent`, checked by the
  * SDK against the output schema). Catalog answers are the bytes GET /models sends.
  */
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Catalog } from '../catalog/catalog.ts';
@@ -33,8 +33,11 @@ const searchHit = z.object({
   score: z.number(),
 });
 
-export function buildMcpServer(deps: McpToolDeps): McpServer {
-  const server = new McpServer({ name: 'model-gateway', version: deps.version }, { instructions: INSTRUCTIONS });
+/** The SDK's server class, loaded when the route is registered (see route.ts). */
+export type McpServerClass = typeof McpServer;
+
+export function buildMcpServer(Server: McpServerClass, deps: McpToolDeps): McpServer {
+  const server = new Server({ name: 'model-gateway', version: deps.version }, { instructions: INSTRUCTIONS });
   const pageNames = deps.docs.pages.map((p) => p.name);
 
   server.registerTool('list_models', {
