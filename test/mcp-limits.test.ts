@@ -66,6 +66,13 @@ describe('without a key', () => {
     expect(refused.headers['x-ratelimit-limit']).toBe('600');
   });
 
+  it('GET /mcp (a notification stream) is 405 with Allow: POST: the endpoint is stateless', async () => {
+    const r = await http(`${gw.url}/mcp`, { headers: { accept: 'text/event-stream' } });
+    expect(r.status).toBe(405);
+    expect(r.headers.allow).toBe('POST');
+    expect(r.json.error.code).toBe('method_not_allowed');
+  });
+
   it('a body that is not JSON is a JSON-RPC parse error', async () => {
     const r = await http(`${gw.url}/mcp`, { rawBody: '{oops', headers: { accept: ACCEPT, 'content-type': 'application/json' } });
     expect(r.status).toBe(400);
