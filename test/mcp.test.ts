@@ -157,6 +157,19 @@ describe('docs tools', () => {
   });
 });
 
+describe('protocol errors', () => {
+  it('an unknown tool is a tool error; an unknown method a JSON-RPC -32601', async () => {
+    const tool = await call('delete_everything', {});
+    expect(tool.isError).toBe(true);
+    const r = await fetch(`${gw.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'resources/write', params: {} }),
+    });
+    expect(await r.json()).toMatchObject({ jsonrpc: '2.0', id: 9, error: { code: -32601 } });
+  });
+});
+
 describe('with a key', () => {
   it('a key of any scope works, and its answers are the same', async () => {
     const { key } = await gw.account({ key: { scopes: ['embeddings'] } });
