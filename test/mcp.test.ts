@@ -35,7 +35,8 @@ beforeAll(async () => {
     PROVIDER_1_API_KEY: 'sk-test',
     PROVIDER_7_API_KEY: 'sk-test',
   });
-  client = await connect();
+  // A key lifts this file's calls above the 30 per minute an anonymous address gets (mcp-limits.test.ts tests those).
+  client = await connect((await gw.account({ key: { scopes: ['read'] } })).key);
 });
 afterAll(async () => {
   await client.close();
@@ -161,16 +162,27 @@ describe('protocol errors', () => {
   it('an unknown tool is a tool error; an unknown method a JSON-RPC -32601', async () => {
     const tool = await call('delete_everything', {});
     expect(tool.isError).toBe(true);
+    const { key } = await gw.account();
     const r = await fetch(`${gw.url}/mcp`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${key}` },
       body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'resources/write', params: {} }),
     });
     expect(await r.json()).toMatchObject({ jsonrpc: '2.0', id: 9, error: { code: -32601 } });
   });
 });
 
-describe('with a key', () => {
+describe('with and without a key', () => {
+  it('works without a key', async () => {
+    const anonymous = await connect();
+    try {
+      expect((await anonymous.listTools()).tools).toHaveLength(5);
+      expect((await call('get_model', { slug: 'gpt-test' }, anonymous)).structuredContent).toEqual((await gw.api('/models/gpt-test')).json);
+    } finally {
+      await anonymous.close();
+    }
+  });
+
   it('a key of any scope works, and its answers are the same', async () => {
     const { key } = await gw.account({ key: { scopes: ['embeddings'] } });
     const keyed = await connect(key);
