@@ -5,6 +5,8 @@ export default tseslint.config(
   { ignores: ['node_modules/**', 'data/**', 'bench/results/**', 'coverage/**', 'scratch/**', 'dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  // CommonJS configuration files (.dependency-cruiser.cjs).
+  { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } } },
   {
     languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', URL: 'readonly', AbortController: 'readonly', AbortSignal: 'readonly', performance: 'readonly', TextEncoder: 'readonly', TextDecoder: 'readonly', setImmediate: 'readonly', queueMicrotask: 'readonly', structuredClone: 'readonly', fetch: 'readonly' } },
     rules: {

@@ -51,6 +51,8 @@ export interface Config<Provider extends ProviderId = ConfiguredProvider> {
   /** Starts every Redis key and channel name, so several gateways (or test runs) can share one Redis. */
   redisPrefix: string;
   adminToken: string | undefined;
+  /** Bearer token for GET /metrics (ADMIN_TOKEN works too); neither set → /metrics answers 404. */
+  metricsToken: string | undefined;
   /** PROVIDER_N_BASE_URL and PROVIDER_N_API_KEY of every provider with a descriptor. */
   providers: Record<Provider, ProviderEndpoint>;
   /** The media and GPU hosts (predictions protocol). */
@@ -92,6 +94,7 @@ const envSchema = z.object({
   REDIS_URL: z.string().regex(/^rediss?:\/\/.+/, 'must be redis://… or rediss://…').optional(),
   REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.:{}-]{1,100}$/, 'must be 1–100 letters, digits or _ . : { } -').default('model-gateway:'),
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   CATALOG_FILE: z.string().min(1).default(DEFAULT_CATALOG_FILE),
   TRUST_PROXY: optionalString,
   PROVIDER_TIMEOUT_MS: integer(1, 3_600_000).default(85_000),
@@ -161,6 +164,7 @@ export function loadConfig(env: Env = process.env, descriptors: readonly Provide
     redisUrl: e.REDIS_URL,
     redisPrefix: e.REDIS_PREFIX,
     adminToken: e.ADMIN_TOKEN,
+    metricsToken: e.METRICS_TOKEN,
     providers: providers as Record<ProviderId, ProviderEndpoint>,
     mediaHosts: Object.fromEntries(MEDIA_HOSTS.map((host) => [host, {
       baseUrl: stripSlash(m[`${mediaHostEnvPrefix(host)}_BASE_URL`] as string),

@@ -3,7 +3,7 @@
  * Every route module receives what it needs here; nothing reaches for globals.
  */
 import type { FastifyInstance } from 'fastify';
-import pino from 'pino';
+import pino, { type DestinationStream } from 'pino';
 import { registerAdminRoutes } from './admin/routes.ts';
 import { Catalog } from './catalog/catalog.ts';
 import { InFlightRuns } from './billing/in-flight.ts';
@@ -21,11 +21,19 @@ import { UpstreamClient } from './providers/upstream-client.ts';
 import { randomUUID } from 'node:crypto';
 import { HEARTBEAT_MS, OrphanRecovery } from './billing/orphan-recovery.ts';
 import { registerCatalogRoutes } from './catalog/routes.ts';
+import { CatalogAnswers } from './catalog/listing.ts';
+import { DocsIndex } from './mcp/docs-index.ts';
+import { McpLimits } from './mcp/limits.ts';
+import { registerMcpRoute } from './mcp/route.ts';
+import { registerOpenApiRoutes } from './openapi/routes.ts';
 import type { Config, ProviderEndpoint } from './config.ts';
 import { AccessGate } from './gate/access-gate.ts';
 import { KeyCache } from './gate/key-cache.ts';
 import type { RateLimiter } from './gate/rate-limit/rate-limiter.ts';
 import { createServer } from './http/server.ts';
+import { GatewayMetrics, registerMetricsRoute } from './http/metrics.ts';
+import { observeRequests } from './http/request-log.ts';
+import { PROVIDERS as PROVIDER_IDS } from './catalog/catalog-file.ts';
 import { registerUnbuiltRoutes, UNBUILT_ROUTES } from './http/unbuilt-routes.ts';
 import type { KeyEvents } from './keys/key-events.ts';
 import { KeyService } from './keys/key-service.ts';
@@ -47,8 +55,13 @@ export interface Gateway {
   keys: KeyService;
   config: Config;
   catalog: Catalog;
+  /** What the paid-run core reports runs to (GET /metrics). */
+  metrics: GatewayMetrics;
   close(): Promise<void>;
 }
+
+/** Reported to MCP clients as the server version. */
+const GATEWAY_VERSION = '0.1.0';
 
 export interface GatewayOverrides {
   store?: Store;
@@ -57,14 +70,17 @@ export interface GatewayOverrides {
   embeddingsAdapters?: EmbeddingsAdapterTable;
   /** Extra routes registered before the server is ready (tests of the paid-run core). */
   routes?: (app: FastifyInstance, services: { runs: PaidRuns; store: Store; catalog: Catalog }) => void;
+  /** Where log lines go (tests read them); stdout by default. */
+  logStream?: DestinationStream;
 }
 
 
 export async function createGateway(config: Config, overrides: GatewayOverrides = {}): Promise<Gateway> {
-  const logger = pino({
+  const logOptions = {
     level: config.logLevel,
     redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.apiKey', 'authorization'], censor: '[redacted]' },
-  });
+  };
+  const logger = overrides.logStream === undefined ? pino(logOptions) : pino(logOptions, overrides.logStream);
   // The catalog is checked before anything else starts: a bad entry stops start-up.
   const endpoints: Partial<Record<ProviderId, ProviderEndpoint>> = config.providers;
   const catalog = Catalog.fromFile(config.catalogFile, {
@@ -80,8 +96,12 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   }));
   const keyEvents = shared.keyEvents;
   const keys = new KeyService(store, keyEvents);
-  const gate = new AccessGate(new KeyCache(store, keyEvents), overrides.rateLimiter ?? shared.rateLimiter, config.trustProxy);
+  const rateLimiter = overrides.rateLimiter ?? shared.rateLimiter;
+  const gate = new AccessGate(new KeyCache(store, keyEvents), rateLimiter, config.trustProxy);
   const app = createServer({ logger, bodyLimitBytes: config.bodyLimitBytes, gate });
+  const metrics = new GatewayMetrics({ models: catalog.models.map((m) => m.entry.slug), providers: PROVIDER_IDS });
+  observeRequests(app, metrics);
+  registerMetricsRoute(app, metrics, [config.metricsToken, config.adminToken]);
 
   const instanceId = randomUUID();
   const upstream = new UpstreamClient();
@@ -123,7 +143,14 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   const heartbeat = setInterval(() => void recovery.sweep().catch((err: unknown) => logger.error({ err }, 'heartbeat failed')), HEARTBEAT_MS);
   heartbeat.unref();
 
-  registerCatalogRoutes(app, catalog);
+  const catalogAnswers = new CatalogAnswers(catalog);
+  registerCatalogRoutes(app, catalog, catalogAnswers);
+  await registerMcpRoute(app, {
+    gate,
+    limits: new McpLimits(rateLimiter),
+    tools: { catalog, answers: catalogAnswers, docs: DocsIndex.fromDirectory(), version: GATEWAY_VERSION },
+  });
+  registerOpenApiRoutes(app, GATEWAY_VERSION);
   registerChatRoute(app, { catalog, config, upstream, runs, adapters: overrides.adapters ?? defaultAdapters() });
   registerEmbeddingsRoute(app, { catalog, config, upstream, runs, adapters: overrides.embeddingsAdapters ?? defaultEmbeddingsAdapters() });
   registerJobsRoute(app, { store, gate });
@@ -140,10 +167,12 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     keys,
     config,
     catalog,
+    metrics,
     async close() {
       clearInterval(heartbeat);
       // Media jobs stop polling first (they stay held, for the next process to resume).
       await media.close();
+      metrics.close();
       await app.close();
       await mail?.close();
       await upstream.close();

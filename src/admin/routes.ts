@@ -26,7 +26,7 @@ export interface AdminDeps {
 const credits = z.number().finite().nonnegative().max(1e12);
 const limitCredits = credits.nullable().optional();
 
-const newAccountBody = z.strictObject({
+export const newAccountBody = z.strictObject({
   name: z.string().trim().min(1).max(200),
   email: z.email().nullable().optional(),
   created_at: z.iso.datetime({ offset: true }).optional(),
@@ -34,17 +34,17 @@ const newAccountBody = z.strictObject({
   billing_emails: z.boolean().default(true),
 });
 
-const patchAccountBody = z.strictObject({
+export const patchAccountBody = z.strictObject({
   monthly_spending_limit_credits: limitCredits,
   billing_emails: z.boolean().optional(),
 });
 
-const addCreditsBody = z.strictObject({
+export const addCreditsBody = z.strictObject({
   credits: z.number().finite().positive().max(1e12),
   purchase: z.boolean(),
 });
 
-const newKeyBody = z.strictObject({
+export const newKeyBody = z.strictObject({
   name: z.string().trim().min(1).max(200),
   scopes: z.array(z.enum(SCOPES)).min(1).default([...DEFAULT_SCOPES]),
   requests_per_minute: z.number().int().min(60).max(6000).default(600),
@@ -63,7 +63,7 @@ const newKeyBody = z.strictObject({
   email_alerts: z.boolean().default(false),
 });
 
-const patchKeyBody = z.strictObject({
+export const patchKeyBody = z.strictObject({
   name: z.string().trim().min(1).max(200).optional(),
   daily_limit_credits: limitCredits,
   monthly_limit_credits: limitCredits,

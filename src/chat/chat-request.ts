@@ -8,6 +8,7 @@
 import { GatewayError } from '../shared/errors.ts';
 import type { ChatMessage, ChatParams, ContentPart, FunctionTool, ResponseFormat, ToolCall, ToolChoice } from '../shared/chat-wire.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../shared/json-depth.ts';
+import { checkChatShape } from './chat-schema.ts';
 
 export interface ChatRequest extends ChatParams {
   model: string;
@@ -137,6 +138,8 @@ export function parseChatRequest(raw: unknown): ChatRequest {
     if (toolChoice !== undefined) ignored.push('tool_choice');
     if (parallel !== undefined) ignored.push('parallel_tool_calls');
   }
+  // The published schema (OpenAPI) holds too: what the document calls invalid is refused here.
+  checkChatShape(body);
   return request;
 }
 

@@ -57,13 +57,7 @@ export class AccessGate {
 
   /** The key and IP checks (401, 403 ip_not_allowed); nothing is counted yet. */
   async identify(request: GateRequest): Promise<KeyPass> {
-    const secret = bearerSecret(request.authorization);
-    if (secret === undefined) throw invalidApiKey();
-    const key = await this.keys.resolve(secret);
-    const now = this.now();
-    if (key === undefined || key.record.revokedAt !== null || (key.record.expiresAt !== null && now >= key.record.expiresAt)) {
-      throw invalidApiKey();
-    }
+    const { key, now } = await this.validKey(request);
     const record = key.record;
     // The client address is worked out only for keys with an allowlist (off the hot path otherwise).
     if (key.allowlist !== undefined) {
@@ -95,6 +89,18 @@ export class AccessGate {
       });
     }
     return { key: pass.key, rate, clientAddress: pass.clientAddress };
+  }
+
+  /** A known key that is neither revoked nor expired, or 401 invalid_api_key. */
+  private async validKey(request: GateRequest): Promise<{ key: ResolvedKey; now: number }> {
+    const secret = bearerSecret(request.authorization);
+    if (secret === undefined) throw invalidApiKey();
+    const key = await this.keys.resolve(secret);
+    const now = this.now();
+    if (key === undefined || key.record.revokedAt !== null || (key.record.expiresAt !== null && now >= key.record.expiresAt)) {
+      throw invalidApiKey();
+    }
+    return { key, now };
   }
 
   private async refuse(keyId: string, limit: number, now: number, error: GatewayError): Promise<RefusedAfterKey> {

@@ -10,6 +10,7 @@ import { AccessGate, RefusedAfterKey, rateLimitHeaders, type GatePass, type KeyP
 import type { RouteAccess } from '../shared/route-access.ts';
 import { GatewayError, internalError } from '../shared/errors.ts';
 import { answerClientError, answerExpectationFailed, answerFrameworkError } from './client-error.ts';
+import { noteOutcome } from '../shared/run-metrics.ts';
 
 export type { RouteAccess } from '../shared/route-access.ts';
 
@@ -23,6 +24,10 @@ declare module 'fastify' {
     gate: GatePass | undefined;
     /** Routes whose scope the route decides (`scope: 'route'`): the key past the key and IP checks, not counted yet. */
     keyPass: KeyPass | undefined;
+  }
+  interface FastifyInstance {
+    /** Every registered route (method and pattern; HEAD and OPTIONS left out), for the OpenAPI coverage check. */
+    registeredRoutes(): { method: string; url: string }[];
   }
 }
 
@@ -49,7 +54,8 @@ export function createServer(options: ServerOptions): FastifyInstance {
   app.server.on('checkExpectation', answerExpectationFailed);
   app.decorateRequest('gate', undefined);
   app.decorateRequest('keyPass', undefined);
-  const allowedMethods = routeTable(app);
+  const { allowedMethods, registered } = routeTable(app);
+  app.decorate('registeredRoutes', () => registered.map((r) => ({ ...r })));
 
   // One JSON parser for every content type: clients that send JSON without a JSON
   // content-type (curl -d) still get parsed, and an empty body is no body.
@@ -108,6 +114,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
 }
 
 export function sendError(reply: FastifyReply, error: GatewayError, withParam: boolean): void {
+  noteOutcome(reply.raw, { code: error.code });
   if (error.headers !== undefined) reply.headers(error.headers);
   const body = error.body();
   if (withParam && body.error.param === undefined) body.error.param = null;
@@ -136,19 +143,22 @@ function toGatewayError(error: FastifyError | GatewayError | Error, request: Fas
 }
 
 /** Every registered route as a pattern, so a wrong method answers 405 with `Allow`. */
-function routeTable(app: FastifyInstance): (method: string, path: string) => string[] {
+function routeTable(app: FastifyInstance): { allowedMethods: (method: string, path: string) => string[]; registered: { method: string; url: string }[] } {
   const routes: { methods: string[]; pattern: RegExp }[] = [];
+  const registered: { method: string; url: string }[] = [];
   app.addHook('onRoute', (route) => {
     const methods = (Array.isArray(route.method) ? route.method : [route.method]).filter((m) => m !== 'HEAD' && m !== 'OPTIONS');
     const escaped = route.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+');
     routes.push({ methods, pattern: new RegExp(`^${escaped}/?$`) });
+    for (const method of methods) registered.push({ method, url: route.url });
   });
-  return (method, path) => {
+  const allowedMethods = (method: string, path: string) => {
     const allowed = new Set<string>();
     for (const route of routes) if (route.pattern.test(path)) for (const m of route.methods) allowed.add(m);
     allowed.delete(method);
     return [...allowed];
   };
+  return { allowedMethods, registered };
 }
 
 function pathOf(url: string): string {

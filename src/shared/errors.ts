@@ -19,6 +19,7 @@ const CATALOGUE = {
   // 401
   invalid_api_key: [401, 'authentication_error'],
   invalid_admin_token: [401, 'authentication_error'],
+  invalid_metrics_token: [401, 'authentication_error'],
   // 402
   insufficient_credits: [402, 'insufficient_credits_error'],
   spending_limit_reached: [402, 'insufficient_credits_error'],
@@ -57,6 +58,9 @@ const CATALOGUE = {
 } as const satisfies Record<string, readonly [number, string]>;
 
 export type ErrorCode = keyof typeof CATALOGUE;
+
+/** Every code of the catalogue (the OpenAPI document and the API docs list them all). */
+export const ERROR_CODES = Object.keys(CATALOGUE) as ErrorCode[];
 
 export interface ErrorDetails {
   formErrors: string[];
@@ -114,6 +118,10 @@ export function isErrorCode(code: string): code is ErrorCode {
 
 export function statusOf(code: ErrorCode): number {
   return CATALOGUE[code][0];
+}
+
+export function typeOf(code: ErrorCode): string {
+  return CATALOGUE[code][1];
 }
 
 export const INVALID_API_KEY_MESSAGE = 'Invalid API key';

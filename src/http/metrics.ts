@@ -1,0 +1,183 @@
+/**
+ * GET /metrics in the Prometheus text format, from a registry of the gateway's own (never
+ * prom-client's global one). Labels are route (method and pattern, never the raw URL),
+ * status, code, provider and catalog model; a value outside the known sets is `other`.
+ * No label can carry a key, an account or an address. Label children are cached, so
+ * recording a request costs a map look-up and an add.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import type { FastifyInstance } from 'fastify';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { ERROR_CODES, GatewayError } from '../shared/errors.ts';
+import type { RunLabels, RunMetrics, SettledRun } from '../shared/run-metrics.ts';
+
+export interface MetricsOptions {
+  /** Catalog slugs; any other model label is `other`. */
+  models: Iterable<string>;
+  /** Provider ids; any other provider label is `other`. */
+  providers: Iterable<string>;
+}
+
+export interface RequestObservation {
+  /** `METHOD /pattern`, or `unmatched`. */
+  route: string;
+  status: number;
+  /** Error code answered, if any. */
+  code: string | undefined;
+  seconds: number;
+  /** The gateway's own share of the time, when known. */
+  addedSeconds: number | undefined;
+}
+
+const OTHER = 'other';
+const NO_CODE = 'none';
+const KNOWN_CODES = new Set<string>(ERROR_CODES);
+
+export class GatewayMetrics implements RunMetrics {
+  readonly registry = new Registry();
+  private readonly models: Set<string>;
+  private readonly providers: Set<string>;
+  private readonly loopDelay: IntervalHistogram;
+
+  private readonly requests = new Counter({ name: 'gateway_http_requests_total', help: 'HTTP requests answered, by route pattern, status and error code (none on success).', labelNames: ['route', 'status', 'code'] as const, registers: [this.registry] });
+  private readonly duration = new Histogram({
+    name: 'gateway_http_request_duration_seconds', help: 'Time from the request arriving to the last byte of the answer, by route pattern.',
+    labelNames: ['route'] as const, buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120], registers: [this.registry],
+  });
+  private readonly added = new Histogram({
+    name: 'gateway_added_latency_seconds', help: "The gateway's own time: the request's duration minus the time spent waiting on the provider. Requests that call a provider are observed once the run reports its provider time.",
+    labelNames: ['route'] as const, buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1], registers: [this.registry],
+  });
+  private readonly ttft = new Histogram({
+    name: 'gateway_time_to_first_token_seconds', help: 'Streams: time from the request arriving to the first content chunk sent.',
+    labelNames: ['provider', 'model'] as const, buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60], registers: [this.registry],
+  });
+  private readonly inputTokens = new Counter({ name: 'gateway_input_tokens_total', help: 'Input tokens billed, by provider and catalog model.', labelNames: ['provider', 'model'] as const, registers: [this.registry] });
+  private readonly outputTokens = new Counter({ name: 'gateway_output_tokens_total', help: 'Output tokens billed, by provider and catalog model.', labelNames: ['provider', 'model'] as const, registers: [this.registry] });
+  private readonly credits = new Counter({ name: 'gateway_credits_charged_total', help: 'Credits charged by settled runs, by provider and catalog model (1 credit = USD 0.01).', labelNames: ['provider', 'model'] as const, registers: [this.registry] });
+  private readonly settled = new Counter({ name: 'gateway_runs_settled_total', help: 'Runs settled (billed), by provider and catalog model.', labelNames: ['provider', 'model'] as const, registers: [this.registry] });
+  private readonly upstreamErrors = new Counter({ name: 'gateway_upstream_errors_total', help: 'Provider failures (5xx, 429, connection, timeout, error inside a stream), by provider and the code answered.', labelNames: ['provider', 'code'] as const, registers: [this.registry] });
+  private readonly openStreams = new Gauge({ name: 'gateway_open_streams', help: 'Streamed answers being sent now.', registers: [this.registry] });
+  private readonly holds = new Gauge({ name: 'gateway_holds_in_flight', help: 'Holds placed by this process and not yet settled or refunded.', registers: [this.registry] });
+
+  private readonly requestChildren = new Map<string, { inc(): void }>();
+  private readonly durationChildren = new Map<string, { observe(v: number): void }>();
+  private readonly addedChildren = new Map<string, { observe(v: number): void }>();
+
+  constructor(options: MetricsOptions) {
+    this.models = new Set(options.models);
+    this.providers = new Set(options.providers);
+    this.loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    this.loopDelay.enable();
+    const loopDelay = this.loopDelay;
+    // Since the previous scrape; reset after each one.
+    const quantile = (name: string, help: string, read: () => number) => new Gauge({
+      name, help, registers: [this.registry],
+      collect() {
+        this.set(loopDelay.count > 0 ? read() / 1e9 : 0);
+      },
+    });
+    quantile('gateway_event_loop_delay_p50_seconds', 'Event-loop delay, median since the previous scrape.', () => loopDelay.percentile(50));
+    quantile('gateway_event_loop_delay_p99_seconds', 'Event-loop delay, 99th percentile since the previous scrape.', () => loopDelay.percentile(99));
+    quantile('gateway_event_loop_delay_max_seconds', 'Event-loop delay, maximum since the previous scrape.', () => loopDelay.max);
+    new Gauge({ name: 'gateway_resident_memory_bytes', help: 'Resident set size of the process.', registers: [this.registry], collect() { this.set(process.memoryUsage.rss()); } });
+    new Gauge({ name: 'gateway_heap_used_bytes', help: 'V8 heap in use.', registers: [this.registry], collect() { this.set(process.memoryUsage().heapUsed); } });
+  }
+
+  /** The text of a scrape; resets the event-loop window. */
+  async scrape(): Promise<string> {
+    const text = await this.registry.metrics();
+    this.loopDelay.reset();
+    return text;
+  }
+
+  close(): void {
+    this.loopDelay.disable();
+  }
+
+  observeRequest(o: RequestObservation): void {
+    const code = o.code === undefined ? NO_CODE : KNOWN_CODES.has(o.code) ? o.code : OTHER;
+    const key = `${o.route} ${o.status} ${code}`;
+    let counter = this.requestChildren.get(key);
+    if (counter === undefined) {
+      counter = this.requests.labels(o.route, String(o.status), code);
+      this.requestChildren.set(key, counter);
+    }
+    counter.inc();
+    childOf(this.durationChildren, this.duration, o.route).observe(o.seconds);
+    if (o.addedSeconds !== undefined) childOf(this.addedChildren, this.added, o.route).observe(Math.max(0, o.addedSeconds));
+  }
+
+  holdOpened(): void {
+    this.holds.inc();
+  }
+
+  holdClosed(): void {
+    this.holds.dec();
+  }
+
+  streamOpened(): void {
+    this.openStreams.inc();
+  }
+
+  streamClosed(): void {
+    this.openStreams.dec();
+  }
+
+  firstToken(run: RunLabels, ms: number): void {
+    this.ttft.labels(this.provider(run.provider), this.model(run.model)).observe(ms / 1000);
+  }
+
+  runSettled(run: SettledRun): void {
+    const provider = this.provider(run.provider);
+    const model = this.model(run.model);
+    this.settled.labels(provider, model).inc();
+    if (run.inputTokens !== undefined && run.inputTokens > 0) this.inputTokens.labels(provider, model).inc(run.inputTokens);
+    if (run.outputTokens !== undefined && run.outputTokens > 0) this.outputTokens.labels(provider, model).inc(run.outputTokens);
+    if (run.microCredits > 0) this.credits.labels(provider, model).inc(run.microCredits / 1_000_000);
+  }
+
+  upstreamError(provider: string, code: string): void {
+    this.upstreamErrors.labels(this.provider(provider), KNOWN_CODES.has(code) ? code : OTHER).inc();
+  }
+
+  private model(slug: string): string {
+    return this.models.has(slug) ? slug : OTHER;
+  }
+
+  private provider(id: string): string {
+    return this.providers.has(id) ? id : OTHER;
+  }
+}
+
+function childOf(cache: Map<string, { observe(v: number): void }>, histogram: Histogram<'route'>, route: string): { observe(v: number): void } {
+  let child = cache.get(route);
+  if (child === undefined) {
+    child = histogram.labels(route);
+    cache.set(route, child);
+  }
+  return child;
+}
+
+/**
+ * GET /metrics with `Authorization: Bearer <METRICS_TOKEN or ADMIN_TOKEN>`; not registered
+ * (so 404) when neither token is set.
+ */
+export function registerMetricsRoute(app: FastifyInstance, metrics: GatewayMetrics, tokens: (string | undefined)[]): void {
+  const hashes = tokens.filter((t): t is string => t !== undefined).map(sha256);
+  if (hashes.length === 0) return;
+  app.get('/metrics', async (request, reply) => {
+    const match = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '');
+    const given = sha256(match?.[1] ?? '');
+    // Every configured token is compared, so the time taken does not tell which one matched.
+    const allowed = hashes.map((h) => timingSafeEqual(h, given)).includes(true);
+    if (match === null || !allowed) throw new GatewayError('invalid_metrics_token', 'Invalid metrics token');
+    const text = await metrics.scrape();
+    return reply.type(metrics.registry.contentType).header('cache-control', 'no-store').send(text);
+  });
+}
+
+function sha256(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
+}

@@ -1,0 +1,60 @@
+/**
+ * One onResponse hook per request: the structured log line (docs/operations.md lists its
+ * fields) and the HTTP metrics. Both read what the route noted (shared/run-metrics.ts
+ * `noteOutcome`); neither ever sees a header, so no secret can reach them.
+ */
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
+import { outcomeOf } from '../shared/run-metrics.ts';
+import type { GatewayMetrics } from './metrics.ts';
+
+const MAX_MODEL_CHARS = 128;
+
+/** Fastify's logger is pino's; its type leaves this method out. */
+type PinoLogger = FastifyBaseLogger & { isLevelEnabled(level: string): boolean };
+
+export function observeRequests(app: FastifyInstance, metrics: GatewayMetrics | undefined): void {
+  app.addHook('onResponse', (request, reply, done) => {
+    const ms = reply.elapsedTime;
+    const outcome = outcomeOf(reply.raw);
+    const pattern = request.routeOptions.url;
+    const route = pattern === undefined ? 'unmatched' : `${request.method} ${pattern}`;
+    const status = reply.statusCode;
+    const jobId = outcome?.jobId ?? header(reply, 'x-service-job-id') ?? header(reply, 'x-job-id');
+    // The gateway's own time: all of it for requests without a provider call; for runs, once the run reported its provider time.
+    const addedMs = outcome?.upstreamMs !== undefined ? ms - outcome.upstreamMs : jobId === undefined ? ms : undefined;
+    const code = outcome?.code;
+    metrics?.observeRequest({ route, status, code, seconds: ms / 1000, addedSeconds: addedMs === undefined ? undefined : addedMs / 1000 });
+    if ((request.log as PinoLogger).isLevelEnabled('info')) {
+      request.log.info({
+        route,
+        status,
+        code,
+        job_id: jobId,
+        key_id: request.gate?.key.record.id ?? outcome?.keyId,
+        model: outcome?.model ?? modelOf(request.body),
+        input_tokens: outcome?.inputTokens,
+        output_tokens: outcome?.outputTokens,
+        credits: outcome?.microCredits === undefined ? undefined : outcome.microCredits / 1_000_000,
+        duration_ms: round(ms),
+        added_ms: addedMs === undefined ? undefined : round(addedMs),
+      }, 'request');
+    }
+    done();
+  });
+}
+
+function header(reply: FastifyReply, name: string): string | undefined {
+  const value = reply.getHeader(name);
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** The model the client asked for, until the route notes the catalog slug. */
+function modelOf(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const model = (body as { model?: unknown }).model;
+  return typeof model === 'string' ? model.slice(0, MAX_MODEL_CHARS) : undefined;
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
+}

@@ -1,0 +1,302 @@
+/**
+ * Every route of the gateway as one row: its Fastify pattern (openapi.test.ts matches these
+ * against the registered routes), its access, body, answers and error codes. Routes whose
+ * issue has not landed are generated from UNBUILT_ROUTES and marked `x-not-built`.
+ */
+import { z } from 'zod';
+import { listFiltersSchema } from '../catalog/listing.ts';
+import { UNBUILT_ROUTES } from '../http/unbuilt-routes.ts';
+import type { ErrorCode } from '../shared/errors.ts';
+import type { Scope } from '../shared/scopes.ts';
+
+type Json = Record<string, unknown>;
+
+export interface Operation {
+  method: 'get' | 'post' | 'patch';
+  /** The Fastify route pattern (`:param`, `*`). */
+  route: string;
+  /** The OpenAPI path (`{param}`). */
+  path: string;
+  operationId: string;
+  summary: string;
+  description: string;
+  tag: string;
+  security: 'none' | 'apiKey' | 'optionalApiKey' | 'admin' | 'metrics';
+  scope?: Scope;
+  parameters?: Json[];
+  body?: Json;
+  /** Success (and other non-error) answers. */
+  ok: { status: number | '4XX'; description: string; headers?: string[]; content?: Json }[];
+  errors: ErrorCode[];
+  /** Headers on every error answer except 401 (chat: the rate-limit headers come on every answer after the key check). */
+  errorHeaders?: string[];
+  notBuilt?: boolean;
+}
+
+export const TAGS = [
+  { name: 'Chat', description: 'Chat completions in the widely used chat-completions format: streaming, tools, structured output.' },
+  { name: 'Models', description: 'The public model catalog: free, no key needed.' },
+  { name: 'Embeddings', description: 'Embeddings in the widely used embeddings format.' },
+  { name: 'Media', description: 'Images, videos, speech, transcription and voice-sample uploads.' },
+  { name: 'Jobs', description: 'Polling runs by job id.' },
+  { name: 'Fine-tuning', description: 'Fine-tuning jobs on provider_1 models.' },
+  { name: 'MCP', description: 'The tool-protocol endpoint: Model Context Protocol over Streamable HTTP, read-only tools for the catalog, prices and these docs.' },
+  { name: 'Documentation', description: 'This document and its rendering.' },
+  { name: 'Operations', description: 'Prometheus metrics for operators.' },
+  { name: 'Admin', description: 'Accounts, credits and keys, for operators (only when ADMIN_TOKEN is set; otherwise every /admin route answers 404).' },
+];
+
+const GATE: ErrorCode[] = ['invalid_api_key', 'ip_not_allowed', 'insufficient_scope', 'rate_limit_exceeded'];
+const RATE_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
+const json = (schema: Json) => ({ 'application/json': { schema } });
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const body = (schema: Json, description?: string) => ({ required: true, description, content: json(schema) });
+const pathParam = (name: string, description: string, schema: Json = { type: 'string' }) => ({ name, in: 'path', required: true, description, schema });
+
+/** The only 4xx a static route can give: the HTTP server refusing a request it cannot read, before any route runs. */
+const BEFORE_ROUTING = { status: '4XX' as const, description: 'Only before routing: a request the HTTP server cannot read (a malformed request line or header section) is refused by the server itself.' };
+
+const IF_NONE_MATCH = { name: 'If-None-Match', in: 'header', required: false, description: 'An ETag of an earlier answer: 304 when unchanged.', schema: { type: 'string' } };
+
+/** The catalog filters as query parameters, from the schema GET /models validates with. */
+function filterParameters(): Json[] {
+  const shape = z.toJSONSchema(listFiltersSchema, { target: 'draft-2020-12', io: 'input' }) as { properties: Record<string, Json> };
+  return Object.entries(shape.properties).map(([name, schema]) => {
+    const { description, ...rest } = schema;
+    return { name, in: 'query', required: false, description, schema: rest };
+  });
+}
+
+const ADMIN_ERRORS: ErrorCode[] = ['invalid_admin_token', 'internal_error'];
+const accountId = pathParam('id', 'Account id.');
+const keyId = pathParam('keyId', 'Key id.');
+
+const BUILT: Operation[] = [
+  {
+    method: 'post', route: '/api/v1/chat/completions', path: '/api/v1/chat/completions', operationId: 'createChatCompletion', tag: 'Chat', security: 'apiKey', scope: 'chat',
+    summary: 'Create a chat completion',
+    description: 'Order of checks: key, IP allowlist, scope, requests-per-minute limit; then body validation, model lookup, content support, credit hold, spending limits, key credit limits, trial rules, before any provider call. '
+      + 'Non-stream answers slower than 25 s keep the connection alive with whitespace after a 200, so a later failure arrives as an `{error}` body with HTTP 200. '
+      + 'With `stream: true` the answer is server-sent events (ChatCompletionChunk objects, `: keep-alive` comments at most every 15 s, `data: [DONE]`). The provider call times out after 85 s (504, refunded).',
+    body: body(ref('ChatCompletionRequest')),
+    ok: [{
+      status: 200,
+      description: 'The completion, or an event stream when `stream` is true.',
+      headers: ['X-Service-Job-Id', 'X-Service-Ignored-Params', ...RATE_HEADERS],
+      content: {
+        ...json(ref('ChatCompletion')),
+        'text/event-stream': { schema: { type: 'string', description: 'Server-sent events, each `data:` line one ChatCompletionChunk.', contentMediaType: 'application/json', contentSchema: ref('ChatCompletionChunk') } },
+      },
+    }],
+    errors: ['invalid_json', 'invalid_request', 'model_not_supported', 'unsupported_content', 'provider_rejected_request', 'invalid_api_key', 'insufficient_credits', 'spending_limit_reached',
+      'insufficient_scope', 'ip_not_allowed', 'model_not_found', 'payload_too_large', 'rate_limit_exceeded', 'api_key_limit_exceeded', 'trial_limit', 'upstream_rate_limited',
+      'client_closed_request', 'internal_error', 'upstream_error', 'model_unavailable', 'provider_timeout'],
+    errorHeaders: RATE_HEADERS,
+  },
+  {
+    method: 'get', route: '/api/v1/models', path: '/api/v1/models', operationId: 'listModels', tag: 'Models', security: 'optionalApiKey', scope: 'read',
+    summary: 'List models',
+    description: 'Public and free. With a key, scope `read` is needed and the request counts toward the key\'s rate limit (no rate-limit headers are sent). Listed by default: priced, not duplicate, not removed, runnable models; deprecated ones are listed with their `lifecycle`. A key check call is `GET /models?limit=1`.',
+    parameters: [...filterParameters(), IF_NONE_MATCH],
+    ok: [
+      { status: 200, description: 'The catalog list.', headers: ['ETag', 'Cache-Control'], content: json(ref('ModelList')) },
+      { status: 304, description: 'Not modified (If-None-Match matched).', headers: ['ETag', 'Cache-Control'] },
+    ],
+    errors: ['invalid_category', 'invalid_provider', 'invalid_request', ...GATE, 'internal_error'],
+  },
+  {
+    method: 'get', route: '/api/v1/models/*', path: '/api/v1/models/{slug}', operationId: 'getModel', tag: 'Models', security: 'optionalApiKey', scope: 'read',
+    summary: 'Get a model',
+    description: 'Same access rules as the list. Answers 200 with the same fields for every existing slug, including unavailable ones. A provider model id also resolves (the runnable, canonical match). Slugs may contain `/`.',
+    parameters: [pathParam('slug', 'The model slug, or a provider model id.'), IF_NONE_MATCH],
+    ok: [
+      { status: 200, description: 'The model with its long description, configuration and examples.', headers: ['ETag', 'Cache-Control'], content: json(ref('ModelDetail')) },
+      { status: 304, description: 'Not modified (If-None-Match matched).', headers: ['ETag', 'Cache-Control'] },
+    ],
+    errors: ['model_not_found', ...GATE, 'internal_error'],
+  },
+  {
+    method: 'post', route: '/mcp', path: '/mcp', operationId: 'mcp', tag: 'MCP', security: 'optionalApiKey',
+    summary: 'Model Context Protocol (Streamable HTTP, stateless)',
+    description: 'JSON-RPC 2.0 messages of MCP; answers are JSON (no sessions, no event streams). Clients send `Accept: application/json, text/event-stream`. '
+      + 'Tools (read-only): list_models, get_model, estimate_cost, search_docs, get_doc. '
+      + 'Limits: without a key 30 requests per minute per client address and 600 per minute for all callers without a key together; with a valid key of any scope 300 per minute per account. Over a limit: 429 with a JSON-RPC error -32000.',
+    body: { required: true, content: json({ oneOf: [ref('JsonRpcRequest'), { type: 'array', items: ref('JsonRpcRequest') }] }) },
+    ok: [
+      { status: 200, description: 'The JSON-RPC answer.', content: json(ref('JsonRpcResponse')) },
+      { status: 202, description: 'A notification was accepted (no body).' },
+      { status: 400, description: 'The body is not JSON (JSON-RPC -32700), or not a valid JSON-RPC message.', content: json(ref('JsonRpcResponse')) },
+      { status: 406, description: 'The Accept header does not take both application/json and text/event-stream.', content: json(ref('JsonRpcResponse')) },
+      { status: 429, description: 'Over a limit: `{"jsonrpc":"2.0","error":{"code":-32000,"message":…},"id":<the request\'s id or null>}`.', headers: ['Retry-After', ...RATE_HEADERS], content: json(ref('JsonRpcResponse')) },
+    ],
+    errors: ['invalid_api_key', 'ip_not_allowed', 'payload_too_large', 'internal_error'],
+  },
+  {
+    method: 'get', route: '/api/v1/openapi.json', path: '/api/v1/openapi.json', operationId: 'getOpenApiDocument', tag: 'Documentation', security: 'none',
+    summary: 'This OpenAPI document',
+    description: 'Generated at start-up from the schemas the routes validate with.',
+    ok: [{ status: 200, description: 'The OpenAPI 3.1 document.', content: json({ type: 'object' }) }, BEFORE_ROUTING],
+    errors: ['internal_error'],
+  },
+  {
+    method: 'get', route: '/docs', path: '/docs', operationId: 'getDocsPage', tag: 'Documentation', security: 'none',
+    summary: 'The API reference, rendered',
+    description: 'Swagger UI (served by the gateway itself, no CDN) over /api/v1/openapi.json.',
+    ok: [{ status: 200, description: 'An HTML page.', content: { 'text/html': { schema: { type: 'string' } } } }, BEFORE_ROUTING],
+    errors: ['internal_error'],
+  },
+  {
+    method: 'get', route: '/docs/*', path: '/docs/{file}', operationId: 'getDocsAsset', tag: 'Documentation', security: 'none',
+    summary: 'A file of the rendered reference',
+    description: 'The Swagger UI files the page loads.',
+    parameters: [pathParam('file', 'File name, e.g. swagger-ui.css.')],
+    ok: [{ status: 200, description: 'The file.', content: { 'application/octet-stream': { schema: { type: 'string' } } } }],
+    errors: ['not_found'],
+  },
+  {
+    method: 'get', route: '/metrics', path: '/metrics', operationId: 'getMetrics', tag: 'Operations', security: 'metrics',
+    summary: 'Prometheus metrics',
+    description: 'The Prometheus text format. Registered only when METRICS_TOKEN or ADMIN_TOKEN is set (404 otherwise). Labels: route, status, code, provider, model; never a key, an account or an address.',
+    ok: [{ status: 200, description: 'Metrics.', content: { 'text/plain': { schema: { type: 'string' } } } }],
+    errors: ['invalid_metrics_token', 'internal_error'],
+  },
+  {
+    method: 'post', route: '/admin/v1/accounts', path: '/admin/v1/accounts', operationId: 'adminCreateAccount', tag: 'Admin', security: 'admin',
+    summary: 'Create an account', description: 'A new account without credits.',
+    body: body(ref('NewAccount')),
+    ok: [{ status: 201, description: 'The account.', content: json(ref('Account')) }],
+    errors: ['validation_failed', 'invalid_json', ...ADMIN_ERRORS],
+  },
+  {
+    method: 'get', route: '/admin/v1/accounts/:id', path: '/admin/v1/accounts/{id}', operationId: 'adminGetAccount', tag: 'Admin', security: 'admin',
+    summary: 'Get an account', description: 'Balance, held, available, monthly limit and this month\'s spending.',
+    parameters: [accountId],
+    ok: [{ status: 200, description: 'The account.', content: json(ref('Account')) }],
+    errors: ['account_not_found', ...ADMIN_ERRORS],
+  },
+  {
+    method: 'patch', route: '/admin/v1/accounts/:id', path: '/admin/v1/accounts/{id}', operationId: 'adminUpdateAccount', tag: 'Admin', security: 'admin',
+    summary: 'Edit an account', description: 'The monthly spending limit (null: none) and the billing e-mail switch.',
+    parameters: [accountId],
+    body: body(ref('AccountPatch')),
+    ok: [{ status: 200, description: 'The account.', content: json(ref('Account')) }],
+    errors: ['validation_failed', 'invalid_json', 'account_not_found', ...ADMIN_ERRORS],
+  },
+  {
+    method: 'post', route: '/admin/v1/accounts/:id/credits', path: '/admin/v1/accounts/{id}/credits', operationId: 'adminAddCredits', tag: 'Admin', security: 'admin',
+    summary: 'Add credits', description: '`purchase: true` is a paid top-up (lifts the trial rules); `false` is a grant.',
+    parameters: [accountId],
+    body: body(ref('CreditsRequest')),
+    ok: [{ status: 200, description: 'The account.', content: json(ref('Account')) }],
+    errors: ['validation_failed', 'invalid_json', 'account_not_found', ...ADMIN_ERRORS],
+  },
+  {
+    method: 'get', route: '/admin/v1/accounts/:id/ledger', path: '/admin/v1/accounts/{id}/ledger', operationId: 'adminListLedger', tag: 'Admin', security: 'admin',
+    summary: 'Ledger rows', description: 'Newest first.',
+    parameters: [accountId, { name: 'limit', in: 'query', required: false, description: 'A positive integer or `all`; default 1000.', schema: { type: 'string', pattern: '^([1-9][0-9]*|all)$' } }],
+    ok: [{ status: 200, description: 'Ledger rows.', content: json({ type: 'array', items: ref('LedgerEntry') }) }],
+    errors: ['validation_failed', 'account_not_found', ...ADMIN_ERRORS],
+  },
+  {
+    method: 'get', route: '/admin/v1/accounts/:id/notifications', path: '/admin/v1/accounts/{id}/notifications', operationId: 'adminListNotifications', tag: 'Admin', security: 'admin',
+    summary: 'Limit notifications', description: 'Warnings (threshold crossed) and limits reached, per key.',
+    parameters: [accountId],
+    ok: [{ status: 200, description: 'Notifications.', content: json({ type: 'array', items: ref('Notification') }) }],
+    errors: ['account_not_found', ...ADMIN_ERRORS],
+  },
+  {
+    method: 'post', route: '/admin/v1/accounts/:id/keys', path: '/admin/v1/accounts/{id}/keys', operationId: 'adminCreateKey', tag: 'Admin', security: 'admin',
+    summary: 'Create a key', description: 'The secret is in this answer only. At most 20 active keys per account.',
+    parameters: [accountId],
+    body: body(ref('NewKey')),
+    ok: [{ status: 201, description: 'The key with its secret.', content: json(ref('IssuedKey')) }],
+    errors: ['validation_failed', 'invalid_json', 'account_not_found', ...ADMIN_ERRORS],
+  },
+  {
+    method: 'get', route: '/admin/v1/accounts/:id/keys', path: '/admin/v1/accounts/{id}/keys', operationId: 'adminListKeys', tag: 'Admin', security: 'admin',
+    summary: 'List keys', description: 'The account\'s keys, without secrets.',
+    parameters: [accountId],
+    ok: [{ status: 200, description: 'Keys.', content: json({ type: 'array', items: ref('Key') }) }],
+    errors: ['account_not_found', ...ADMIN_ERRORS],
+  },
+  {
+    method: 'patch', route: '/admin/v1/keys/:keyId', path: '/admin/v1/keys/{keyId}', operationId: 'adminUpdateKey', tag: 'Admin', security: 'admin',
+    summary: 'Edit a key', description: 'Scopes, rate limit, allowlist and expiry are fixed at creation (400 validation_failed if sent).',
+    parameters: [keyId],
+    body: body(ref('KeyPatch')),
+    ok: [{ status: 200, description: 'The key.', content: json(ref('Key')) }],
+    errors: ['validation_failed', 'invalid_json', 'key_not_found', ...ADMIN_ERRORS],
+  },
+  {
+    method: 'post', route: '/admin/v1/keys/:keyId/revoke', path: '/admin/v1/keys/{keyId}/revoke', operationId: 'adminRevokeKey', tag: 'Admin', security: 'admin',
+    summary: 'Revoke a key', description: 'Stops the key at once, in-flight runs included (401, nothing charged).',
+    parameters: [keyId],
+    ok: [{ status: 200, description: 'The key.', content: json(ref('Key')) }],
+    errors: ['key_not_found', ...ADMIN_ERRORS],
+  },
+  {
+    method: 'post', route: '/admin/v1/keys/:keyId/rotate', path: '/admin/v1/keys/{keyId}/rotate', operationId: 'adminRotateKey', tag: 'Admin', security: 'admin',
+    summary: 'Rotate a key', description: 'A new key with the same settings; the old one stops at the same moment. This month\'s usage moves to the new key.',
+    parameters: [keyId],
+    ok: [{ status: 201, description: 'The new key with its secret.', content: json(ref('IssuedKey')) }],
+    errors: ['key_not_found', ...ADMIN_ERRORS],
+  },
+  {
+    method: 'get', route: '/admin/v1/keys/:keyId/usage', path: '/admin/v1/keys/{keyId}/usage', operationId: 'adminKeyUsage', tag: 'Admin', security: 'admin',
+    summary: 'Key usage', description: 'Credits used today and this month (UTC), and when those reset.',
+    parameters: [keyId],
+    ok: [{ status: 200, description: 'Usage.', content: json(ref('KeyUsage')) }],
+    errors: ['key_not_found', ...ADMIN_ERRORS],
+  },
+  {
+    method: 'get', route: '/admin/v1/stats', path: '/admin/v1/stats', operationId: 'adminStats', tag: 'Admin', security: 'admin',
+    summary: 'Process stats', description: 'Memory and event-loop delay since the last reset.',
+    parameters: [{ name: 'reset', in: 'query', required: false, description: '`true` restarts the measurement.', schema: { type: 'string', enum: ['true', 'false'] } }],
+    ok: [{ status: 200, description: 'Stats.', content: json(ref('Stats')) }],
+    errors: ADMIN_ERRORS,
+  },
+];
+
+/** What the spec says each route not built yet will do, and where it belongs. */
+const UNBUILT_FACTS: Record<string, { id: string; summary: string; tag: string; success: { status: number; description: string; headers?: string[] }[]; description: string; multipart?: true }> = {
+  'POST /api/v1/embeddings': { id: 'createEmbedding', summary: 'Create embeddings', tag: 'Embeddings', success: [{ status: 200, description: 'When built: `{object:"list", data:[{object:"embedding", index, embedding}], model, usage}` with X-Job-Id.', headers: ['X-Job-Id'] }, { status: 202, description: 'When built: `{job_id, status:"processing"}` with Location.', headers: ['Location'] }], description: 'Body (spec): `model` (default text-embedding-3-small), `input` (string or array of strings), `encoding_format`, `dimensions`, `user`; unknown fields → 400 validation_failed. At most 2,000,000 values per request (413 too_many_embedding_values).' },
+  'POST /api/v1/images/generations': { id: 'createImage', summary: 'Generate images', tag: 'Media', success: [{ status: 200, description: 'When built: `{created, data:[{url}]}` with X-Job-Id.', headers: ['X-Job-Id'] }, { status: 202, description: 'When built: a slower run, `{job_id, status:"processing"}` with Location.', headers: ['Location'] }], description: 'Body (DECISIONS.md): `{model, prompt, n (1–10), …}`; n > 1 runs all images or none.' },
+  'POST /api/v1/videos/generations': { id: 'createVideo', summary: 'Generate a video', tag: 'Media', success: [{ status: 202, description: 'When built: `{job_id, status:"processing"}` with Location and rate-limit headers.', headers: ['Location', ...RATE_HEADERS] }], description: 'Body (DECISIONS.md): `{model, prompt, image?, end_image?, duration?, …}`.' },
+  'POST /api/v1/audio/speech': { id: 'createSpeech', summary: 'Text to speech', tag: 'Media', success: [{ status: 200, description: 'When built: audio bytes with X-Job-Id.', headers: ['X-Job-Id'] }], description: 'Body (DECISIONS.md): `{model, input, voice?, voice_sample?, consent?, response_format?, speed?, language?}`.' },
+  'POST /api/v1/audio/transcriptions': { id: 'createTranscription', summary: 'Speech to text', tag: 'Media', success: [{ status: 200, description: 'When built: `{text}` (or text, srt, vtt, verbose_json).' }], description: 'Multipart: `file`, `model`, `language?`, `response_format?`. Files up to 25 MB.', multipart: true },
+  'POST /api/v1/audio/uploads': { id: 'uploadVoiceSample', summary: 'Upload a voice sample', tag: 'Media', success: [{ status: 201, description: 'When built: `{id, url, expires_at, bytes, duration_seconds, content_type}`.' }], description: 'Multipart with one non-empty `file` part: MP3, WAV, WebM or Ogg, at most 10 MB and 60 s; 20 uploads per hour per account.', multipart: true },
+  'GET /api/v1/jobs/:id': { id: 'getJob', summary: 'Get a job', tag: 'Jobs', success: [{ status: 200, description: 'When built: `{id, object:"job", kind, status, model, created_at, finished_at, usage, cost_credits, output?, error?}`.' }], description: 'Scope `jobs`, or the scope of the job\'s kind. Another account\'s job: 403 forbidden; unknown: 404 job_not_found.' },
+  'POST /api/v1/fine_tuning/jobs': { id: 'createFineTuningJob', summary: 'Create a fine-tuning job', tag: 'Fine-tuning', success: [{ status: 200, description: 'When built: the fine-tuning job.' }], description: 'Body (DECISIONS.md): `{model, training_file, validation_file?, hyperparameters?, suffix?, seed?}`. A key with a credit limit: 403 api_key_limit_unsupported.' },
+  'GET /api/v1/fine_tuning/jobs': { id: 'listFineTuningJobs', summary: 'List fine-tuning jobs', tag: 'Fine-tuning', success: [{ status: 200, description: 'When built: a page of jobs (`after`, `limit`).' }], description: 'The account\'s fine-tuning jobs.' },
+  'GET /api/v1/fine_tuning/jobs/:id': { id: 'getFineTuningJob', summary: 'Get a fine-tuning job', tag: 'Fine-tuning', success: [{ status: 200, description: 'When built: the job.' }], description: 'One fine-tuning job.' },
+  'POST /api/v1/fine_tuning/jobs/:id/cancel': { id: 'cancelFineTuningJob', summary: 'Cancel a fine-tuning job', tag: 'Fine-tuning', success: [{ status: 200, description: 'When built: the job; what was trained is billed.' }], description: 'Stops the job.' },
+  'GET /api/v1/fine_tuning/jobs/:id/events': { id: 'listFineTuningEvents', summary: 'Fine-tuning job events', tag: 'Fine-tuning', success: [{ status: 200, description: 'When built: the job\'s events.' }], description: 'Progress events of a job.' },
+  'GET /api/v1/fine_tuning/jobs/:id/checkpoints': { id: 'listFineTuningCheckpoints', summary: 'Fine-tuning job checkpoints', tag: 'Fine-tuning', success: [{ status: 200, description: 'When built: the job\'s checkpoints.' }], description: 'Checkpoints of a job.' },
+};
+
+const UNBUILT: Operation[] = UNBUILT_ROUTES.filter((r) => r.scope !== 'chat').map((r) => {
+  const facts = UNBUILT_FACTS[`${r.method} ${r.url}`];
+  if (facts === undefined) throw new Error(`openapi: no description for ${r.method} ${r.url}`);
+  const withBody = r.method === 'POST' && !r.url.endsWith('/cancel');
+  return {
+    method: r.method === 'GET' ? 'get' : 'post',
+    route: r.url,
+    path: r.url.replace(/:(\w+)/g, '{$1}'),
+    operationId: facts.id,
+    summary: `${facts.summary} (not built yet)`,
+    description: facts.description,
+    tag: facts.tag,
+    security: 'apiKey',
+    scope: r.scope,
+    parameters: r.url.includes(':id') ? [pathParam('id', 'Job id (UUID).', { type: 'string', format: 'uuid' })] : undefined,
+    body: !withBody ? undefined : facts.multipart === true
+      ? { required: true, content: { 'multipart/form-data': { schema: { type: 'object', properties: { file: { type: 'string', contentMediaType: 'application/octet-stream' } }, required: ['file'] } } } }
+      : { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
+    ok: facts.success,
+    errors: [...GATE, 'not_implemented', 'internal_error'],
+    errorHeaders: r.rateHeaders === 'always' ? RATE_HEADERS : undefined,
+    notBuilt: true,
+  } satisfies Operation;
+});
+
+export const OPERATIONS: readonly Operation[] = [...BUILT, ...UNBUILT];

@@ -1,0 +1,92 @@
+/** One structured log line per request (docs/operations.md), never with a secret. */
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulator } from '../emulators/index.ts';
+import type { Emulator } from '../emulators/types.ts';
+import { writeCatalog } from './fixtures/catalog.ts';
+import { chatCatalog } from './helpers/chat.ts';
+import { ADMIN_TOKEN, http, startGateway, type TestGateway } from './helpers/gateway.ts';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- log lines are inspected freely
+type Line = Record<string, any>;
+
+let gw: TestGateway;
+let openai: Emulator;
+let raw = '';
+const lines = (): Line[] => raw.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Line);
+const requestLines = () => lines().filter((l) => l.msg === 'request');
+
+beforeAll(async () => {
+  openai = await startEmulator('openai');
+  const logStream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      raw += chunk.toString();
+      done();
+    },
+  });
+  gw = await startGateway({
+    LOG_LEVEL: 'info',
+    CATALOG_FILE: writeCatalog(chatCatalog()),
+    PROVIDER_1_BASE_URL: openai.baseUrl,
+    PROVIDER_1_API_KEY: openai.apiKey,
+  }, { logStream });
+});
+afterAll(async () => {
+  await gw.close();
+  await openai.close();
+});
+
+describe('request log', () => {
+  it('a chat run logs one line with job id, key id, model, status, duration and added time', async () => {
+    const { key, keyId } = await gw.account();
+    openai.enqueue({ kind: 'text', text: 'Hello', usage: { input: 9, output: 3 } });
+    const before = requestLines().length;
+    const r = await gw.api('/chat/completions', { key, body: { model: 'gpt-test', messages: [{ role: 'user', content: 'Hi' }] } });
+    expect(r.status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const mine = requestLines().slice(before);
+    expect(mine).toHaveLength(1);
+    expect(mine[0]).toMatchObject({
+      level: 30,
+      msg: 'request',
+      route: 'POST /api/v1/chat/completions',
+      status: 200,
+      job_id: r.headers['x-service-job-id'],
+      key_id: keyId,
+      model: 'gpt-test',
+    });
+    expect(mine[0]?.duration_ms).toBeGreaterThan(0);
+    expect(typeof mine[0]?.reqId).toBe('string');
+  });
+
+  it('an error logs its code; a 401 logs no key id', async () => {
+    const before = requestLines().length;
+    const r = await gw.api('/chat/completions', { key: 'svc_live_' + 'a'.repeat(64), body: { model: 'gpt-test', messages: [] } });
+    expect(r.status).toBe(401);
+    const { key } = await gw.account();
+    await gw.api('/models/no-such-model', { key });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const [unauthorised, missing] = requestLines().slice(before).filter((l) => l.route !== 'POST /admin/v1/accounts' && !String(l.route).startsWith('POST /admin'));
+    expect(unauthorised).toMatchObject({ route: 'POST /api/v1/chat/completions', status: 401, code: 'invalid_api_key' });
+    expect(unauthorised?.key_id).toBeUndefined();
+    expect(missing).toMatchObject({ route: 'GET /api/v1/models/*', status: 404, code: 'model_not_found', added_ms: expect.any(Number) });
+  });
+
+  it('an MCP request with a key logs the key id', async () => {
+    const { key, keyId } = await gw.account();
+    const before = requestLines().length;
+    await http(`${gw.url}/mcp`, { key, body: { jsonrpc: '2.0', id: 7, method: 'ping' }, headers: { accept: 'application/json, text/event-stream' } });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(requestLines().slice(before)).toEqual([expect.objectContaining({ route: 'POST /mcp', status: 200, key_id: keyId })]);
+  });
+
+  it('no secret ever reaches the log: not the key, not the admin token, not the provider key', async () => {
+    const { key } = await gw.account();
+    openai.enqueue({ kind: 'text', text: 'Hello', usage: { input: 9, output: 3 } });
+    await gw.api('/chat/completions', { key, body: { model: 'gpt-test', messages: [{ role: 'user', content: 'Hi' }] } });
+    await gw.api('/models', { key: key.slice(0, -1) + 'x' });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    for (const secret of [key, key.slice(9, 41), ADMIN_TOKEN, openai.apiKey]) expect(raw).not.toContain(secret);
+    expect(raw).not.toContain('svc_live_');
+  });
+});
