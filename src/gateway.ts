@@ -46,7 +46,7 @@ import { openStore } from './store/open-store.ts';
 import type { Store } from './store/types.ts';
 
 /** Routes built by their own modules (the rest of UNBUILT_ROUTES answer 501). */
-const BUILT_ROUTES = new Set(['/api/v1/chat/completions', '/api/v1/images/generations', '/api/v1/videos/generations']);
+const BUILT_ROUTES = new Set(['/api/v1/chat/completions']);
 
 export interface Gateway {
   app: FastifyInstance;
@@ -121,6 +121,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     providerTimeoutMs: config.providerTimeoutMs,
     logger,
     now: Date.now,
+    metrics,
   });
   const mediaHost = new PredictionsClient();
   const media = new MediaJobRunner({
@@ -151,7 +152,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     tools: { catalog, answers: catalogAnswers, docs: DocsIndex.fromDirectory(), version: GATEWAY_VERSION },
   });
   registerOpenApiRoutes(app, GATEWAY_VERSION);
-  registerChatRoute(app, { catalog, config, upstream, runs, adapters: overrides.adapters ?? defaultAdapters() });
+  registerChatRoute(app, { catalog, config, upstream, runs, metrics, adapters: overrides.adapters ?? defaultAdapters() });
   registerEmbeddingsRoute(app, { catalog, config, upstream, runs, adapters: overrides.embeddingsAdapters ?? defaultEmbeddingsAdapters() });
   registerJobsRoute(app, { store, gate });
   registerMediaRoutes(app, { catalog, runs, runner: media, syncWaitMs: config.mediaSyncWaitMs, providerTimeoutMs: config.providerTimeoutMs });

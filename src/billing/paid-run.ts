@@ -8,6 +8,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { GatewayError, internalError, invalidApiKey } from '../shared/errors.ts';
+import { NO_RUN_METRICS, type RunMetrics } from '../shared/run-metrics.ts';
 import type { HoldResult, JobKind, NewHold, Refund, Settlement, UsageUnits } from '../store/money-contract.ts';
 import { refusalError, type RefusalCodes } from './hold-refusal.ts';
 import type { InFlightRuns, StopReason } from './in-flight.ts';
@@ -26,6 +27,8 @@ export interface PaidRunDeps {
   providerTimeoutMs: number;
   logger: FastifyBaseLogger;
   now: () => number;
+  /** Holds in flight for GET /metrics. */
+  metrics?: RunMetrics;
 }
 
 /** The key a run is charged to, as the access gate resolved it. */
@@ -69,6 +72,7 @@ export class PaidRun {
   constructor(readonly jobId: string, readonly quote: number, private readonly deps: PaidRunDeps, key: PayingKey | undefined) {
     this.unregister = key === undefined ? () => undefined : deps.inFlight.register(key.id, key.expiresAt, (why) => this.stop(why));
     if (key !== undefined) this.armTimeout();
+    (deps.metrics ?? NO_RUN_METRICS).holdOpened();
   }
 
   get signal(): AbortSignal {
@@ -113,6 +117,7 @@ export class PaidRun {
     if (output !== undefined) settlement.output = output;
     const charged = this.deps.money.settle(this.jobId, settlement);
     this.outcome = charged;
+    (this.deps.metrics ?? NO_RUN_METRICS).holdClosed();
     return charged;
   }
 
@@ -122,6 +127,7 @@ export class PaidRun {
     this.release();
     const refunded = this.deps.money.refund(this.jobId, { status, errorCode, at: this.deps.now() });
     this.outcome = refunded;
+    (this.deps.metrics ?? NO_RUN_METRICS).holdClosed();
     return refunded;
   }
 
@@ -142,6 +148,7 @@ export class PaidRun {
     if (this.outcome !== undefined) return;
     this.release();
     this.outcome = Promise.resolve();
+    (this.deps.metrics ?? NO_RUN_METRICS).holdClosed();
   }
 
   /** Waits for the settle or refund to be durable. */

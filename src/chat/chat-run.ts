@@ -17,6 +17,7 @@ import { streamBroken } from '../providers/upstream-errors.ts';
 import { readJsonBody, transportFailure, upstreamFailure, type UpstreamClient } from '../providers/upstream-client.ts';
 import type { Completion, FinishReason, Usage } from '../shared/chat-wire.ts';
 import { GatewayError } from '../shared/errors.ts';
+import { noteOutcome, type RunMetrics } from '../shared/run-metrics.ts';
 import type { AdmittedChat } from './admission.ts';
 import { charsToTokens, costOf } from './chat-quote.ts';
 import { ChunkWriter, completionView, type AnswerIdentity } from './completion-view.ts';
@@ -28,6 +29,9 @@ export interface ChatRunDeps {
   timeouts: { nonstreamKeepaliveMs: number; streamKeepaliveMs: number };
   logger: FastifyBaseLogger;
   now: () => number;
+  metrics: RunMetrics;
+  /** When the request arrived (performance.now()), for time to first token. */
+  arrivedAt: number;
 }
 
 export interface ChatRunContext {
@@ -80,9 +84,24 @@ function usageOrEstimate(usage: Usage | undefined, admitted: AdmittedChat, outpu
   return usage ?? { promptTokens: admitted.inputTokens, completionTokens: charsToTokens(outputChars) };
 }
 
-function settleChat(run: PaidRun, admitted: AdmittedChat, usage: Usage, status: 'succeeded' | 'canceled'): Promise<number> {
-  return run.settle(costOf(admitted.prices, usage), { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens }, status);
+/** Bills the usage and reports it (metrics, the request's log line). */
+async function settleChat(run: PaidRun, ctx: ChatRunContext, deps: ChatRunDeps, usage: Usage, status: 'succeeded' | 'canceled', upstreamMs: number): Promise<number> {
+  const admitted = ctx.admitted;
+  const charged = await run.settle(costOf(admitted.prices, usage), { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens }, status);
+  const labels = { provider: admitted.plan.provider, model: admitted.model.entry.slug };
+  deps.metrics.runSettled({ ...labels, inputTokens: usage.promptTokens, outputTokens: usage.completionTokens, microCredits: charged });
+  noteOutcome(ctx.res, { inputTokens: usage.promptTokens, outputTokens: usage.completionTokens, microCredits: charged, upstreamMs });
+  return charged;
 }
+
+/** A failed run: refunded, its code noted, a provider failure counted. */
+async function refundChat(run: PaidRun, ctx: ChatRunContext, deps: ChatRunDeps, error: GatewayError): Promise<void> {
+  await run.refund(error.code);
+  noteOutcome(ctx.res, { code: error.code });
+  if (UPSTREAM_CODES.has(error.code)) deps.metrics.upstreamError(ctx.admitted.plan.provider, error.code);
+}
+
+const UPSTREAM_CODES = new Set(['upstream_error', 'upstream_rate_limited', 'provider_timeout', 'provider_rejected_request', 'model_unavailable']);
 
 async function readCompletion(response: Awaited<ReturnType<typeof callProvider>>, deps: ChatRunDeps): Promise<Completion> {
   return deps.adapter.parseResponse(await readJsonBody(response));
@@ -91,17 +110,19 @@ async function readCompletion(response: Awaited<ReturnType<typeof callProvider>>
 export async function runNonStream(run: PaidRun, ctx: ChatRunContext, deps: ChatRunDeps): Promise<void> {
   const answer = new JsonAnswer(ctx.res, ctx.headers, deps.timeouts.nonstreamKeepaliveMs);
   const who = identity(ctx.admitted, deps.now());
+  const upstreamStart = performance.now();
   try {
     const completion = await readCompletion(await callProvider(run, ctx, deps), deps);
+    const upstreamMs = performance.now() - upstreamStart;
     if (run.stopReason !== undefined) throw new Error('stopped');
     if (stripsFences(ctx.admitted) && completion.content !== null) completion.content = stripFences(completion.content);
     const outputChars = (completion.content ?? '').length + (completion.reasoning ?? '').length + completion.toolCalls.reduce((n, c) => n + c.name.length + c.arguments.length, 0);
     const usage = usageOrEstimate(completion.usage, ctx.admitted, outputChars);
-    await settleChat(run, ctx.admitted, usage, 'succeeded');
+    await settleChat(run, ctx, deps, usage, 'succeeded', upstreamMs);
     answer.send(200, completionView(who, completion, usage));
   } catch (thrown) {
     const error = errorAnswer(run, thrown);
-    await run.refund(error.code);
+    await refundChat(run, ctx, deps, error);
     answer.send(error.status, chatErrorBody(error));
   }
 }
@@ -114,16 +135,25 @@ export async function runStream(run: PaidRun, ctx: ChatRunContext, deps: ChatRun
   let outputChars = 0;
   let usage: Usage | undefined;
   let finish: FinishReason | undefined;
+  const labels = { provider: admitted.plan.provider, model: admitted.model.entry.slug };
+  const upstreamStart = performance.now();
+  let firstToken = true;
   try {
     const response = await callProvider(run, ctx, deps);
     sse.open();
+    deps.metrics.streamOpened();
     sse.write(chunks.first());
     sse.flush();
     const decoder = deps.adapter.streamDecoder();
     const text = new TextDecoder();
     const fences = stripsFences(admitted) ? new StreamingFenceStripper() : undefined;
     const content = (piece: string) => {
-      if (piece !== '') sse.write(chunks.delta({ content: piece }));
+      if (piece === '') return;
+      if (firstToken) {
+        firstToken = false;
+        deps.metrics.firstToken(labels, performance.now() - deps.arrivedAt);
+      }
+      sse.write(chunks.delta({ content: piece }));
     };
     const handle = (events: ReturnType<typeof decoder.push>) => {
       for (const event of events) {
@@ -176,21 +206,22 @@ export async function runStream(run: PaidRun, ctx: ChatRunContext, deps: ChatRun
     if (run.stopReason !== undefined) throw new Error('stopped');
     if (!ending.complete || finish === undefined) throw streamBroken();
     const billed = usageOrEstimate(usage, admitted, outputChars);
-    await settleChat(run, admitted, billed, 'succeeded');
+    await settleChat(run, ctx, deps, billed, 'succeeded', performance.now() - upstreamStart);
     if (admitted.request.includeUsage) sse.write(chunks.usage(billed));
     sse.end('data: [DONE]\n\n');
   } catch (thrown) {
     if (run.stopReason === 'client_closed') {
       // Tokens generated so far are billed and the rest released; before the first chunk, all of it is refunded (499).
-      if (sse.started) await settleChat(run, admitted, usageOrEstimate(usage, admitted, outputChars), 'canceled');
+      if (sse.started) await settleChat(run, ctx, deps, usageOrEstimate(usage, admitted, outputChars), 'canceled', performance.now() - upstreamStart);
       else await run.refund('client_closed_request', 'canceled');
       sse.stop();
       return;
     }
     const error = errorAnswer(run, thrown);
-    await run.refund(error.code);
+    await refundChat(run, ctx, deps, error);
     sse.fail(error.status, chatErrorBody(error));
   } finally {
+    if (sse.started) deps.metrics.streamClosed();
     sse.stop();
     offClose();
   }

@@ -17,6 +17,7 @@ import { endUnfinishedAnswer } from '../http/last-resort.ts';
 import type { AdapterTable } from '../providers/registry.ts';
 import type { UpstreamClient } from '../providers/upstream-client.ts';
 import { GatewayError, invalidApiKey } from '../shared/errors.ts';
+import { NO_RUN_METRICS, noteOutcome, type RunMetrics } from '../shared/run-metrics.ts';
 import { prepareChat, quoteChat } from './admission.ts';
 import { runNonStream, runStream, type ChatRunDeps } from './chat-run.ts';
 
@@ -26,6 +27,7 @@ export interface ChatRouteDeps {
   adapters: AdapterTable;
   upstream: UpstreamClient;
   runs: PaidRuns;
+  metrics?: RunMetrics;
   now?: () => number;
 }
 
@@ -68,6 +70,7 @@ export function registerChatRoute(app: FastifyInstance, deps: ChatRouteDeps): vo
       clientAddress: pass.clientAddress(),
       refusal: CHAT_REFUSAL,
     });
+    noteOutcome(reply.raw, { jobId, keyId: key.id, model: admitted.model.entry.slug });
     reply.hijack();
     const runDeps: ChatRunDeps = {
       upstream: deps.upstream,
@@ -76,6 +79,8 @@ export function registerChatRoute(app: FastifyInstance, deps: ChatRouteDeps): vo
       timeouts: { nonstreamKeepaliveMs: deps.config.nonstreamKeepaliveMs, streamKeepaliveMs: deps.config.streamKeepaliveMs },
       logger: request.log,
       now,
+      metrics: deps.metrics ?? NO_RUN_METRICS,
+      arrivedAt: performance.now() - reply.elapsedTime,
     };
     const ctx = { admitted, res: reply.raw, headers, upstreamRequest };
     try {

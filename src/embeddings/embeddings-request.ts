@@ -55,7 +55,7 @@ function inputFault(input: unknown): { path: number[]; message: string } | undef
 }
 
 /** `null` counts as not set on every optional field. */
-const bodySchema = z.strictObject({
+export const embeddingsBodySchema = z.strictObject({
   model: z.string().min(1).nullish(),
   input: z.unknown().superRefine((input, ctx) => {
     const fault = inputFault(input);
@@ -105,7 +105,7 @@ export function inputCount(input: EmbeddingsInput): number {
 
 /** Validation, model lookup and `dimensions`: the request's own errors, before the generation step. */
 export function prepareEmbeddings(body: unknown, catalog: Catalog, adapters: EmbeddingsAdapterTable): PreparedEmbeddings {
-  const parsed = parseStrictBody(bodySchema, body);
+  const parsed = parseStrictBody(embeddingsBodySchema, body);
   const request: EmbeddingsRequest = {
     model: parsed.model ?? DEFAULT_EMBEDDINGS_MODEL,
     input: parsed.input as EmbeddingsInput,

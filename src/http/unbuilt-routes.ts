@@ -17,8 +17,6 @@ interface UnbuiltRoute {
 
 export const UNBUILT_ROUTES: readonly UnbuiltRoute[] = [
   { method: 'POST', url: '/api/v1/chat/completions', scope: 'chat', rateHeaders: 'always' },
-  { method: 'POST', url: '/api/v1/images/generations', scope: 'images', rateHeaders: 'always' },
-  { method: 'POST', url: '/api/v1/videos/generations', scope: 'video', rateHeaders: 'always' },
   { method: 'POST', url: '/api/v1/audio/speech', scope: 'audio', rateHeaders: 'always' },
   { method: 'POST', url: '/api/v1/audio/transcriptions', scope: 'audio', rateHeaders: 'always' },
   { method: 'POST', url: '/api/v1/audio/uploads', scope: 'audio', rateHeaders: 'always' },

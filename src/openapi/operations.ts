@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { listFiltersSchema } from '../catalog/listing.ts';
+import { embeddingsBodySchema } from '../embeddings/embeddings-request.ts';
 import { UNBUILT_ROUTES } from '../http/unbuilt-routes.ts';
 import type { ErrorCode } from '../shared/errors.ts';
 import type { Scope } from '../shared/scopes.ts';
@@ -257,15 +258,60 @@ const BUILT: Operation[] = [
   },
 ];
 
+const MONEY: ErrorCode[] = ['insufficient_credits', 'monthly_limit_exceeded', 'api_key_limit_exceeded', 'trial_limit'];
+const UPSTREAM: ErrorCode[] = ['upstream_rate_limited', 'upstream_error', 'model_unavailable', 'provider_timeout', 'internal_error'];
+/** A zod request schema as JSON Schema 2020-12 (what the route validates with). */
+function inputSchema(schema: z.ZodType): Json {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input', unrepresentable: 'any' }) as Json;
+  return rest;
+}
+const strictBody = (schema: Json) => body(schema, 'Strict: an unknown or invalid field answers 400 validation_failed with `param` and `details {formErrors, fieldErrors}`.');
+
+/** The billed routes beyond chat, and the job record. */
+const RUNS: Operation[] = [
+  {
+    method: 'post', route: '/api/v1/embeddings', path: '/api/v1/embeddings', operationId: 'createEmbedding', tag: 'Embeddings', security: 'apiKey', scope: 'embeddings',
+    summary: 'Create embeddings',
+    description: 'Synchronous: the vectors exist only in this answer. At most 2,000,000 values (inputs × dimensions) per request (413 too_many_embedding_values, nothing charged). Rate-limit headers on the 200 and on the answers of the generation step, not on 400 validation or 404 model errors.',
+    body: strictBody(inputSchema(embeddingsBodySchema)),
+    ok: [{ status: 200, description: '`{object:"list", data:[{object:"embedding", index, embedding}], model, usage:{prompt_tokens, total_tokens}}`; `embedding` is an array of floats, or a base64 string of little-endian float32 with `encoding_format: "base64"`.', headers: ['X-Job-Id', ...RATE_HEADERS] }],
+    errors: ['invalid_json', 'validation_failed', 'invalid_value', 'unsupported_parameter', 'model_not_found', 'too_many_embedding_values', 'provider_rejected_input', ...GATE, ...MONEY, ...UPSTREAM],
+  },
+  {
+    method: 'post', route: '/api/v1/images/generations', path: '/api/v1/images/generations', operationId: 'createImage', tag: 'Media', security: 'apiKey', scope: 'images',
+    summary: 'Generate images',
+    description: 'Body: `model`, `prompt`, `n` (1–10, default 1) and the model\'s own inputs as `GET /models/{slug}` shows them in `configuration.input_schema`. `n > 1` runs all images or none. 200 within MEDIA_SYNC_WAIT_MS, else 202 and the job goes on.',
+    body: strictBody({ type: 'object', required: ['model', 'prompt'], properties: { model: { type: 'string' }, prompt: { type: 'string' }, n: { type: 'integer', minimum: 1, maximum: 10 } }, additionalProperties: true }),
+    ok: [
+      { status: 200, description: '`{created, data:[{url}]}`.', headers: ['X-Job-Id', ...RATE_HEADERS] },
+      { status: 202, description: '`{job_id, status:"processing"}`: poll the job.', headers: ['Location', 'X-Job-Id'] },
+    ],
+    errors: ['invalid_json', 'validation_failed', 'model_not_found', 'provider_rejected_request', ...GATE, ...MONEY, ...UPSTREAM],
+  },
+  {
+    method: 'post', route: '/api/v1/videos/generations', path: '/api/v1/videos/generations', operationId: 'createVideo', tag: 'Media', security: 'apiKey', scope: 'video',
+    summary: 'Generate a video',
+    description: 'Always 202: poll the job. Body: `model`, `prompt`, and the model\'s own inputs (`image`, `end_image` only with `image`, `duration`, …) as `configuration.input_schema` shows them.',
+    body: strictBody({ type: 'object', required: ['model', 'prompt'], properties: { model: { type: 'string' }, prompt: { type: 'string' } }, additionalProperties: true }),
+    ok: [{ status: 202, description: '`{job_id, status:"processing"}`.', headers: ['Location', 'X-Job-Id', ...RATE_HEADERS] }],
+    errors: ['invalid_json', 'validation_failed', 'model_not_found', 'provider_rejected_request', ...GATE, ...MONEY, ...UPSTREAM],
+    errorHeaders: RATE_HEADERS,
+  },
+  {
+    method: 'get', route: '/api/v1/jobs/:id', path: '/api/v1/jobs/{id}', operationId: 'getJob', tag: 'Jobs', security: 'apiKey', scope: 'jobs',
+    summary: 'Get a job',
+    description: 'Scope `jobs` for any job of the account; without it, jobs of a kind the key may create. No rate-limit headers, though the request counts.',
+    parameters: [pathParam('id', 'Job id (UUID).', { type: 'string', format: 'uuid' })],
+    ok: [{ status: 200, description: '`{id, object:"job", kind, status (processing|succeeded|failed|canceled), model, created_at, finished_at, usage, cost_credits, output?, error?}`; for embeddings `output` is `{count, dimensions}`, never the vectors; for media, the output URLs.' }],
+    errors: ['forbidden', 'job_not_found', ...GATE, 'internal_error'],
+  },
+];
+
 /** What the spec says each route not built yet will do, and where it belongs. */
 const UNBUILT_FACTS: Record<string, { id: string; summary: string; tag: string; success: { status: number; description: string; headers?: string[] }[]; description: string; multipart?: true }> = {
-  'POST /api/v1/embeddings': { id: 'createEmbedding', summary: 'Create embeddings', tag: 'Embeddings', success: [{ status: 200, description: 'When built: `{object:"list", data:[{object:"embedding", index, embedding}], model, usage}` with X-Job-Id.', headers: ['X-Job-Id'] }, { status: 202, description: 'When built: `{job_id, status:"processing"}` with Location.', headers: ['Location'] }], description: 'Body (spec): `model` (default text-embedding-3-small), `input` (string or array of strings), `encoding_format`, `dimensions`, `user`; unknown fields → 400 validation_failed. At most 2,000,000 values per request (413 too_many_embedding_values).' },
-  'POST /api/v1/images/generations': { id: 'createImage', summary: 'Generate images', tag: 'Media', success: [{ status: 200, description: 'When built: `{created, data:[{url}]}` with X-Job-Id.', headers: ['X-Job-Id'] }, { status: 202, description: 'When built: a slower run, `{job_id, status:"processing"}` with Location.', headers: ['Location'] }], description: 'Body (DECISIONS.md): `{model, prompt, n (1–10), …}`; n > 1 runs all images or none.' },
-  'POST /api/v1/videos/generations': { id: 'createVideo', summary: 'Generate a video', tag: 'Media', success: [{ status: 202, description: 'When built: `{job_id, status:"processing"}` with Location and rate-limit headers.', headers: ['Location', ...RATE_HEADERS] }], description: 'Body (DECISIONS.md): `{model, prompt, image?, end_image?, duration?, …}`.' },
   'POST /api/v1/audio/speech': { id: 'createSpeech', summary: 'Text to speech', tag: 'Media', success: [{ status: 200, description: 'When built: audio bytes with X-Job-Id.', headers: ['X-Job-Id'] }], description: 'Body (DECISIONS.md): `{model, input, voice?, voice_sample?, consent?, response_format?, speed?, language?}`.' },
   'POST /api/v1/audio/transcriptions': { id: 'createTranscription', summary: 'Speech to text', tag: 'Media', success: [{ status: 200, description: 'When built: `{text}` (or text, srt, vtt, verbose_json).' }], description: 'Multipart: `file`, `model`, `language?`, `response_format?`. Files up to 25 MB.', multipart: true },
   'POST /api/v1/audio/uploads': { id: 'uploadVoiceSample', summary: 'Upload a voice sample', tag: 'Media', success: [{ status: 201, description: 'When built: `{id, url, expires_at, bytes, duration_seconds, content_type}`.' }], description: 'Multipart with one non-empty `file` part: MP3, WAV, WebM or Ogg, at most 10 MB and 60 s; 20 uploads per hour per account.', multipart: true },
-  'GET /api/v1/jobs/:id': { id: 'getJob', summary: 'Get a job', tag: 'Jobs', success: [{ status: 200, description: 'When built: `{id, object:"job", kind, status, model, created_at, finished_at, usage, cost_credits, output?, error?}`.' }], description: 'Scope `jobs`, or the scope of the job\'s kind. Another account\'s job: 403 forbidden; unknown: 404 job_not_found.' },
   'POST /api/v1/fine_tuning/jobs': { id: 'createFineTuningJob', summary: 'Create a fine-tuning job', tag: 'Fine-tuning', success: [{ status: 200, description: 'When built: the fine-tuning job.' }], description: 'Body (DECISIONS.md): `{model, training_file, validation_file?, hyperparameters?, suffix?, seed?}`. A key with a credit limit: 403 api_key_limit_unsupported.' },
   'GET /api/v1/fine_tuning/jobs': { id: 'listFineTuningJobs', summary: 'List fine-tuning jobs', tag: 'Fine-tuning', success: [{ status: 200, description: 'When built: a page of jobs (`after`, `limit`).' }], description: 'The account\'s fine-tuning jobs.' },
   'GET /api/v1/fine_tuning/jobs/:id': { id: 'getFineTuningJob', summary: 'Get a fine-tuning job', tag: 'Fine-tuning', success: [{ status: 200, description: 'When built: the job.' }], description: 'One fine-tuning job.' },
@@ -299,4 +345,4 @@ const UNBUILT: Operation[] = UNBUILT_ROUTES.filter((r) => r.scope !== 'chat').ma
   } satisfies Operation;
 });
 
-export const OPERATIONS: readonly Operation[] = [...BUILT, ...UNBUILT];
+export const OPERATIONS: readonly Operation[] = [...BUILT, ...RUNS, ...UNBUILT];
