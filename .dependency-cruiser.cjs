@@ -10,7 +10,7 @@ const LAYERS = [
   ['billing', 'gate', 'notifications'],
   ['providers'],
   ['http', 'config.ts'],
-  ['chat', 'embeddings', 'media', 'audio', 'jobs', 'mcp', 'admin', 'fine-tuning', 'limits-notify', 'openapi'],
+  ['chat', 'embeddings', 'media', 'audio', 'jobs', 'mcp', 'admin', 'fine-tuning', 'limits-notify', 'openapi', 'key-info'],
   ['gateway.ts', 'shared-state.ts', 'main.ts', 'demo-providers.ts', 'cli'],
 ];
 

@@ -15,6 +15,7 @@ import { chatProviderIds, describedProviderIds, PROVIDERS } from './providers/de
 
 import { registerEmbeddingsRoute } from './embeddings/route.ts';
 import { registerJobsRoute } from './jobs/route.ts';
+import { registerKeyInfoRoute } from './key-info/route.ts';
 import { defaultEmbeddingsAdapters, type EmbeddingsAdapterTable } from './providers/embeddings-registry.ts';
 import { defaultAdapters, type AdapterTable } from './providers/registry.ts';
 import { UpstreamClient } from './providers/upstream-client.ts';
@@ -155,6 +156,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   registerChatRoute(app, { catalog, config, upstream, runs, metrics, adapters: overrides.adapters ?? defaultAdapters() });
   registerEmbeddingsRoute(app, { catalog, config, upstream, runs, adapters: overrides.embeddingsAdapters ?? defaultEmbeddingsAdapters() });
   registerJobsRoute(app, { store, gate });
+  registerKeyInfoRoute(app, { gate, keys });
   registerMediaRoutes(app, { catalog, runs, runner: media, syncWaitMs: config.mediaSyncWaitMs, providerTimeoutMs: config.providerTimeoutMs });
   overrides.routes?.(app, { runs, store, catalog });
   registerUnbuiltRoutes(app, UNBUILT_ROUTES.filter((r) => !BUILT_ROUTES.has(r.url)));

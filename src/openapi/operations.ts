@@ -267,8 +267,15 @@ function inputSchema(schema: z.ZodType): Json {
 }
 const strictBody = (schema: Json) => body(schema, 'Strict: an unknown or invalid field answers 400 validation_failed with `param` and `details {formErrors, fieldErrors}`.');
 
-/** The billed routes beyond chat, and the job record. */
+/** The billed routes beyond chat, the job record, and the calling key's own view. */
 const RUNS: Operation[] = [
+  {
+    method: 'get', route: '/api/v1/key', path: '/api/v1/key', operationId: 'getOwnKey', tag: 'Jobs', security: 'apiKey',
+    summary: "The calling key's settings and usage",
+    description: "Any valid key, whatever its scopes; never another key's data or a secret. `{object:'api_key', id, name, key_prefix, scopes, requests_per_minute, ip_allowlist, daily_limit_credits, monthly_limit_credits, warning_threshold, expires_at, created_at, usage:{day_credits, month_credits, day_resets_at, month_resets_at}}`. The request counts toward the key's requests-per-minute window.",
+    ok: [{ status: 200, description: 'The key.', headers: RATE_HEADERS }],
+    errors: ['invalid_api_key', 'ip_not_allowed', 'rate_limit_exceeded', 'internal_error'],
+  },
   {
     method: 'post', route: '/api/v1/embeddings', path: '/api/v1/embeddings', operationId: 'createEmbedding', tag: 'Embeddings', security: 'apiKey', scope: 'embeddings',
     summary: 'Create embeddings',

@@ -140,6 +140,7 @@ export const statsSchema = z.object({
   rss_bytes: z.number(),
   heap_used_bytes: z.number(),
   event_loop_delay_ms: z.object({ p50: z.number(), p99: z.number(), max: z.number() }),
+  media_part_max_ms: z.number().describe('The longest a single image or PDF part took to read and price in the gateway since the last reset (ms).'),
 });
 
 const jsonRpcId = z.union([z.string(), z.number(), z.null()]);
