@@ -27,9 +27,22 @@ const RUNNING = 'processing';
 const NO_PREDICTIONS = '[]';
 
 export function openMediaJobs(store: Store): MediaJobStore {
-  const db = sqlDatabaseOf(store);
-  if (db === undefined) throw new Error('media jobs need the SQL store');
-  return new SqlMediaJobs(db.withTables<{ media_jobs: MediaJobsTable }>());
+  // Looked up at first use, so a gateway over a store that is not SQL (a test double) still starts.
+  let jobs: SqlMediaJobs | undefined;
+  const open = (): SqlMediaJobs => {
+    if (jobs !== undefined) return jobs;
+    const db = sqlDatabaseOf(store);
+    if (db === undefined) throw new Error('media jobs need the SQL store');
+    jobs = new SqlMediaJobs(db.withTables<{ media_jobs: MediaJobsTable }>());
+    return jobs;
+  };
+  return {
+    create: (...args) => open().create(...args),
+    markProcessing: (...args) => open().markProcessing(...args),
+    recordOutcome: (...args) => open().recordOutcome(...args),
+    get: (...args) => open().get(...args),
+    adopt: (gone, owner) => (gone.length === 0 ? Promise.resolve([]) : open().adopt(gone, owner)),
+  };
 }
 
 class SqlMediaJobs implements MediaJobStore {
