@@ -81,7 +81,9 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     level: config.logLevel,
     redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.apiKey', 'authorization'], censor: '[redacted]' },
   };
-  const logger = overrides.logStream === undefined ? pino(logOptions) : pino(logOptions, overrides.logStream);
+  // One log line per request: written asynchronously, never a blocking write on the request path.
+  const logDestination = overrides.logStream ?? pino.destination({ dest: 1, sync: false });
+  const logger = pino(logOptions, logDestination);
   // The catalog is checked before anything else starts: a bad entry stops start-up.
   const endpoints: Partial<Record<ProviderId, ProviderEndpoint>> = config.providers;
   const catalog = Catalog.fromFile(config.catalogFile, {
@@ -182,6 +184,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
       await shared.close();
       await mediaHost.close();
       if (overrides.store === undefined) await store.close();
+      logger.flush();
     },
   };
 }
