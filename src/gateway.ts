@@ -26,6 +26,7 @@ import { KeyEvents } from './keys/key-events.ts';
 import { KeyService } from './keys/key-service.ts';
 import { openStore } from './store/open-store.ts';
 import type { Store } from './store/types.ts';
+import { usageStoreFor } from './store/sql/usage-rollups.ts';
 
 export interface Gateway {
   app: FastifyInstance;
@@ -85,7 +86,9 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   registerChatRoute(app, { catalog, config, upstream, runs, adapters: overrides.adapters ?? defaultAdapters() });
   overrides.routes?.(app, { runs, store, catalog });
   registerUnbuiltRoutes(app, UNBUILT_ROUTES.filter((r) => r.scope !== 'chat'));
-  if (config.adminToken !== undefined) await registerAdminRoutes(app, { adminToken: config.adminToken, store, keys });
+  if (config.adminToken !== undefined) {
+    await registerAdminRoutes(app, { adminToken: config.adminToken, store, keys, usage: usageStoreFor(store) });
+  }
 
   await app.ready();
   return {

@@ -4,6 +4,7 @@
  * query path serves both.
  */
 import { type Generated, type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
+import { usageMigration } from './migration-usage.ts';
 
 export interface AccountsTable {
   id: string;
@@ -177,7 +178,12 @@ const jobs: Migration = {
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
     async getMigrations() {
-      return { '001_foundation': foundation(dialect), '002_jobs': jobs };
+      return {
+        '001_foundation': foundation(dialect),
+        '002_jobs': jobs,
+        // The dashboard's rollups and job-log indexes (src/store/sql/migration-usage.ts); numbered high to stay last.
+        '090_dashboard_usage': usageMigration(dialect),
+      };
     },
   };
 }
