@@ -1,6 +1,8 @@
 /** The dashboard's admin reads: usage rollups written with each settlement, the job log by cursor, CSV, account search. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChatHarness, type ChatHarness } from './helpers/chat.ts';
+import { loadConfig } from '../src/config.ts';
+import { createGateway } from '../src/gateway.ts';
 import { ADMIN_TOKEN, http } from './helpers/gateway.ts';
 
 const hi = [{ role: 'user', content: 'Hello there' }];
@@ -84,5 +86,17 @@ describe('dashboard admin API', () => {
     expect((await http(`${h.gw.url}/admin/v1/usage`)).status).toBe(401);
     expect((await http(`${h.gw.url}/admin/v1/jobs`)).status).toBe(401);
     expect((await http(`${h.gw.url}/admin/assets/../../package.json`)).status).toBe(404);
+  });
+
+  it('without ADMIN_TOKEN the dashboard and its API answer 404', async () => {
+    const config = { ...loadConfig({ DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent', ADMIN_TOKEN }), adminToken: undefined };
+    const gateway = await createGateway(config);
+    try {
+      for (const url of ['/admin', '/admin/', '/admin/assets/index.js', '/admin/v1/usage', '/admin/v1/jobs']) {
+        expect((await gateway.app.inject({ url })).statusCode, url).toBe(404);
+      }
+    } finally {
+      await gateway.close();
+    }
   });
 });
