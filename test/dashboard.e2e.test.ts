@@ -103,7 +103,7 @@ describe.skipIf(!existsSync(CHROMIUM))('admin dashboard in a browser', () => {
 
     // Readable on a phone: nothing wider than the screen.
     await page.setViewportSize({ width: 390, height: 844 });
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
     await page.setViewportSize({ width: 1280, height: 900 });
   });
 

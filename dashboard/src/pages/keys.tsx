@@ -64,7 +64,7 @@ function KeyRow({ apiKey: k, onChange, onIssued }: { apiKey: ApiKey; onChange: (
     <li class={`key ${k.status}`} aria-label={`Key ${k.name}`}>
       <div class="key-head">
         <strong>{k.name}</strong> <code>{k.key_prefix}…</code> <span class={`badge ${k.status}`}>{k.status}</span>
-        <small class="muted"> {k.scopes.join(', ')} · {k.requests_per_minute} rpm · expires {when(k.expires_at)}{k.ip_allowlist.length > 0 ? ` · ${k.ip_allowlist.length} allowed addresses` : ''}</small>
+        <small class="muted"> {k.scopes.join(', ')} · {k.requests_per_minute} rpm · expires {k.expires_at === null ? 'never' : when(k.expires_at)}{k.ip_allowlist.length > 0 ? ` · ${k.ip_allowlist.length} allowed addresses` : ''}</small>
       </div>
       <Status loading={usage.loading && usage.data === undefined} error={usage.error} />
       {usage.data !== undefined && (

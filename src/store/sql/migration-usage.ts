@@ -67,6 +67,8 @@ export function usageMigration(dialect: Dialect): Migration {
         .addColumn('prompt_tokens', 'bigint', (c) => c.notNull())
         .addColumn('completion_tokens', 'bigint', (c) => c.notNull())
         .addPrimaryKeyConstraint('usage_rollups_pk', ['hour', 'account_id', 'key_id', 'model', 'code'])
+        // SQLite: rows stored in key order, so a range of hours is one sequential read, not a lookup per row.
+        .$call((t) => (dialect === 'sqlite' ? t.modifyEnd(sql`without rowid`) : t))
         .execute();
       await db.schema.createIndex('usage_rollups_account').on('usage_rollups').columns(['account_id', 'hour']).execute();
       // The job log: newest first by (created_at, id), alone or within one account, key, model or error code.
