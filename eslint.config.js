@@ -15,6 +15,11 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
+  // The admin dashboard runs in the browser (dashboard/, typechecked by dashboard/tsconfig.json).
+  {
+    files: ['dashboard/**/*.{ts,tsx}'],
+    languageOptions: { globals: { window: 'readonly', document: 'readonly', location: 'readonly', navigator: 'readonly', sessionStorage: 'readonly', fetch: 'readonly', Headers: 'readonly', URL: 'readonly', URLSearchParams: 'readonly', ResizeObserver: 'readonly', HTMLDivElement: 'readonly', HTMLButtonElement: 'readonly', addEventListener: 'readonly', removeEventListener: 'readonly', setTimeout: 'readonly' } },
+  },
   // CommonJS tool configurations (.dependency-cruiser.cjs).
   { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } } },
 );

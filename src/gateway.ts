@@ -45,6 +45,7 @@ import { PredictionsClient } from './providers/predictions/client.ts';
 import { openMediaJobs } from './store/sql/media-jobs-store.ts';
 import { openStore } from './store/open-store.ts';
 import type { Store } from './store/types.ts';
+import { usageStoreFor } from './store/sql/usage-rollups.ts';
 
 /** Routes built by their own modules (the rest of UNBUILT_ROUTES answer 501). */
 const BUILT_ROUTES = new Set(['/api/v1/chat/completions']);
@@ -162,7 +163,9 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   registerMediaRoutes(app, { catalog, runs, runner: media, syncWaitMs: config.mediaSyncWaitMs, providerTimeoutMs: config.providerTimeoutMs });
   overrides.routes?.(app, { runs, store, catalog });
   registerUnbuiltRoutes(app, UNBUILT_ROUTES.filter((r) => !BUILT_ROUTES.has(r.url)));
-  if (config.adminToken !== undefined) await registerAdminRoutes(app, { adminToken: config.adminToken, store, keys });
+  if (config.adminToken !== undefined) {
+    await registerAdminRoutes(app, { adminToken: config.adminToken, store, keys, usage: usageStoreFor(store) });
+  }
 
   await app.ready();
   return {

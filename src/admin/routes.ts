@@ -14,12 +14,19 @@ import { KeyService, parseExpiry } from '../keys/key-service.ts';
 import { DEFAULT_SCOPES, SCOPES } from '../shared/scopes.ts';
 import type { Store } from '../store/types.ts';
 import { startOfUtcMonth } from '../shared/time.ts';
+import type { UsageStore } from '../store/usage.ts';
+import { registerDashboard } from './dashboard-assets.ts';
+import { registerUsageRoutes } from './usage-routes.ts';
 import { accountView, issuedKeyView, keyView, ledgerView, notificationView } from './views.ts';
 
 export interface AdminDeps {
   adminToken: string;
   store: Store;
   keys: KeyService;
+  /** The dashboard's reads (usage, job log, account search); those routes are absent without it. */
+  usage?: UsageStore;
+  /** Where the built dashboard lives (default dist/dashboard). */
+  dashboardDir?: string;
   now?: () => number;
 }
 
@@ -91,6 +98,8 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
   const { store, keys } = deps;
   const now = deps.now ?? Date.now;
   const tokenHash = createHash('sha256').update(deps.adminToken).digest();
+  // The dashboard's page and assets are public; everything it shows comes from /admin/v1 with the token.
+  registerDashboard(app, deps.dashboardDir);
 
   await app.register(async (admin) => {
     admin.addHook('onRequest', async (request: FastifyRequest) => {
@@ -145,6 +154,8 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
       reply.code(201);
       return accountView(account, 0);
     });
+
+    if (deps.usage !== undefined) registerUsageRoutes(admin, deps.usage, now);
 
     admin.get<{ Params: { id: string } }>('/accounts/:id', async (request) => accountAnswer(request.params.id));
 

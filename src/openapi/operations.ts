@@ -256,6 +256,70 @@ const BUILT: Operation[] = [
     ok: [{ status: 200, description: 'Stats.', content: json(ref('Stats')) }],
     errors: ADMIN_ERRORS,
   },
+  // The admin dashboard (README "Admin dashboard"): its page and assets, and the reads it shows.
+  {
+    method: 'get', route: '/admin', path: '/admin', operationId: 'getDashboardPage', tag: 'Admin', security: 'none',
+    summary: 'The admin dashboard',
+    description: 'The built dashboard page (dist/dashboard); 503 when it was not built. Everything it shows comes from /admin/v1 with the admin token.',
+    ok: [
+      { status: 200, description: 'An HTML page.', content: { 'text/html': { schema: { type: 'string' } } } },
+      { status: 503, description: 'The dashboard is not built (`npm run build`).', content: { 'text/plain': { schema: { type: 'string' } } } },
+      BEFORE_ROUTING,
+    ],
+    errors: ['internal_error'],
+  },
+  {
+    method: 'get', route: '/admin/assets/*', path: '/admin/assets/{file}', operationId: 'getDashboardAsset', tag: 'Admin', security: 'none',
+    summary: 'A file of the admin dashboard',
+    description: 'The built scripts and styles the page loads (names carry a content hash; cached for good).',
+    parameters: [pathParam('file', 'File name, as the page names it.')],
+    ok: [
+      { status: 200, description: 'The file.', content: { 'application/octet-stream': { schema: { type: 'string' } } } },
+      { status: 404, description: 'No such file.', content: { 'text/plain': { schema: { type: 'string' } } } },
+    ],
+    errors: [],
+  },
+  {
+    method: 'get', route: '/admin/v1/usage', path: '/admin/v1/usage', operationId: 'adminUsage', tag: 'Admin', security: 'admin',
+    summary: 'Usage per hour or day',
+    description: 'Requests, errors, credits and tokens per hour or UTC day, errors by code, top 10 models and keys, from the hourly rollups. Default: the last 24 hours; hourly ranges up to 36 days, daily up to 400.',
+    parameters: [
+      { name: 'from', in: 'query', required: false, description: 'Start (ISO date or date-time).', schema: { type: 'string' } },
+      { name: 'to', in: 'query', required: false, description: 'End (ISO date or date-time); default now.', schema: { type: 'string' } },
+      { name: 'bucket', in: 'query', required: false, description: 'Bucket size; default hour.', schema: { type: 'string', enum: ['hour', 'day'] } },
+      { name: 'account_id', in: 'query', required: false, description: 'Only this account.', schema: { type: 'string' } },
+      { name: 'key_id', in: 'query', required: false, description: 'Only this key.', schema: { type: 'string' } },
+    ],
+    ok: [{ status: 200, description: '`{from, to, bucket, totals, series, errors_by_code, top_models, top_keys}`.', content: json({ type: 'object' }) }],
+    errors: ['validation_failed', ...ADMIN_ERRORS],
+  },
+  ...(['jobs', 'jobs.csv'] as const).map((name): Operation => ({
+    method: 'get', route: `/admin/v1/${name}`, path: `/admin/v1/${name}`, operationId: name === 'jobs' ? 'adminJobLog' : 'adminJobLogCsv', tag: 'Admin', security: 'admin',
+    summary: name === 'jobs' ? 'The request log' : 'The request log as CSV',
+    description: name === 'jobs'
+      ? 'Jobs newest first, `{data, next_cursor}`; pass `next_cursor` back as `cursor`.'
+      : 'The same rows (same filters) as CSV, up to 100,000.',
+    parameters: [
+      ...['account_id', 'key_id', 'model', 'code', 'cursor'].map((param) => ({ name: param, in: 'query', required: false, description: `Filter or page: ${param}.`, schema: { type: 'string' } })),
+      { name: 'status', in: 'query', required: false, description: 'Only jobs in this status.', schema: { type: 'string', enum: ['processing', 'succeeded', 'failed', 'canceled'] } },
+      ...(name === 'jobs' ? [{ name: 'limit', in: 'query', required: false, description: 'Rows per page, 1–500 (default 50).', schema: { type: 'integer', minimum: 1, maximum: 500 } }] : []),
+    ],
+    ok: [name === 'jobs'
+      ? { status: 200, description: 'A page of jobs.', content: json({ type: 'object' }) }
+      : { status: 200, description: 'CSV with a header row.', content: { 'text/csv': { schema: { type: 'string' } } } }],
+    errors: ['validation_failed', ...ADMIN_ERRORS],
+  })),
+  {
+    method: 'get', route: '/admin/v1/accounts', path: '/admin/v1/accounts', operationId: 'adminSearchAccounts', tag: 'Admin', security: 'admin',
+    summary: 'Search accounts',
+    description: 'Accounts whose name, e-mail or id contains `q`, newest first.',
+    parameters: [
+      { name: 'q', in: 'query', required: false, description: 'Search text; empty: every account.', schema: { type: 'string' } },
+      { name: 'limit', in: 'query', required: false, description: 'At most this many, 1–200 (default 50).', schema: { type: 'integer', minimum: 1, maximum: 200 } },
+    ],
+    ok: [{ status: 200, description: '`{data: [account…]}` (without `month_spent_credits`).', content: json({ type: 'object' }) }],
+    errors: ['validation_failed', ...ADMIN_ERRORS],
+  },
 ];
 
 const MONEY: ErrorCode[] = ['insufficient_credits', 'monthly_limit_exceeded', 'api_key_limit_exceeded', 'trial_limit'];

@@ -1,0 +1,112 @@
+/** Shapes of the admin API's answers (README "Admin API"). */
+export interface Account {
+  id: string;
+  name: string;
+  email: string | null;
+  created_at: string;
+  has_purchase: boolean;
+  billing_emails: boolean;
+  balance_credits: number;
+  held_credits: number;
+  available_credits: number;
+  monthly_spending_limit_credits: number | null;
+  month_spent_credits?: number;
+}
+
+export interface ApiKey {
+  id: string;
+  account_id: string;
+  name: string;
+  key_prefix: string;
+  scopes: string[];
+  requests_per_minute: number;
+  ip_allowlist: string[];
+  daily_limit_credits: number | null;
+  monthly_limit_credits: number | null;
+  expires_at: string | null;
+  warning_threshold: number;
+  email_alerts: boolean;
+  created_at: string;
+  revoked_at: string | null;
+  status: 'active' | 'revoked' | 'expired';
+}
+
+export type IssuedKey = ApiKey & { key: string };
+
+export interface KeyUsage {
+  day_credits: number;
+  month_credits: number;
+  day_resets_at: string;
+  month_resets_at: string;
+}
+
+export interface LedgerRow {
+  id: number;
+  job_id: string | null;
+  key_id: string | null;
+  kind: string;
+  credits: number;
+  created_at: string;
+}
+
+export interface NotificationRow {
+  kind: string;
+  key_id: string;
+  limit: string;
+  threshold: number;
+  created_at: string;
+  emailed: boolean;
+}
+
+export interface Job {
+  id: string;
+  account_id: string;
+  key_id: string | null;
+  key_name: string | null;
+  kind: string;
+  model: string;
+  status: string;
+  code: string | null;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  credits: number | null;
+  created_at: string;
+  latency_ms: number | null;
+}
+
+export interface JobPage {
+  data: Job[];
+  next_cursor: string | null;
+}
+
+export interface Usage {
+  from: string;
+  to: string;
+  bucket: 'hour' | 'day';
+  totals: { requests: number; errors: number; credits: number };
+  series: { t: string; requests: number; errors: number; credits: number; prompt_tokens: number; completion_tokens: number }[];
+  errors_by_code: { code: string; requests: number }[];
+  top_models: { model: string; requests: number; credits: number }[];
+  top_keys: { key_id: string; key_name: string | null; account_id: string; requests: number; credits: number }[];
+}
+
+export interface CatalogModel {
+  id: string;
+  name: string;
+  owned_by: string;
+  category: string;
+  available: boolean;
+  unavailable_reason?: string;
+  use_instead?: string;
+  lifecycle?: { status: string };
+  pricing: {
+    unit: string;
+    usd: number | null;
+    basis: string;
+    input_usd_per_1m?: number;
+    output_usd_per_1m?: number;
+    input_credits_per_1m?: number;
+    output_credits_per_1m?: number;
+    credits: number | null;
+  } | null;
+}

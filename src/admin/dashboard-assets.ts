@@ -1,0 +1,70 @@
+/**
+ * Serves the built admin dashboard (dashboard/ → dist/dashboard/ by `npm run build`) at /admin.
+ * The directory is read once at start-up into memory: only files found then are served, by exact
+ * name, so no request path ever reaches the file system.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, extname, join, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.json': 'application/json; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+  '.woff2': 'font/woff2',
+};
+
+interface Asset {
+  body: Buffer;
+  type: string;
+}
+
+/** dist/dashboard of this package, from src/admin (tsx) or dist/src/admin (built). */
+export function defaultDashboardDir(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
+  return join(dir, 'dist', 'dashboard');
+}
+
+function readAssets(root: string): Map<string, Asset> {
+  const assets = new Map<string, Asset>();
+  if (!existsSync(root)) return assets;
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else assets.set(relative(root, path).split(sep).join('/'), { body: readFileSync(path), type: TYPES[extname(name)] ?? 'application/octet-stream' });
+    }
+  };
+  walk(root);
+  return assets;
+}
+
+export function registerDashboard(app: FastifyInstance, dir: string = defaultDashboardDir()): void {
+  const assets = readAssets(dir);
+  const index = assets.get('index.html');
+  const page = async (_request: unknown, reply: FastifyReply) => {
+    if (index === undefined) {
+      return reply.code(503).type('text/plain; charset=utf-8').send('The dashboard is not built: run `npm run build`.');
+    }
+    return reply
+      .type(index.type)
+      .header('cache-control', 'no-cache')
+      .header('x-frame-options', 'DENY')
+      .header('content-security-policy', "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
+      .send(index.body);
+  };
+  app.get('/admin', page); // also /admin/: the server ignores trailing slashes
+  app.get<{ Params: { '*': string } }>('/admin/assets/*', async (request, reply) => {
+    const asset = assets.get(`assets/${request.params['*']}`);
+    if (asset === undefined) return reply.code(404).type('text/plain; charset=utf-8').send('Not found');
+    // Built names carry a content hash: cache them for good.
+    return reply.type(asset.type).header('cache-control', 'public, max-age=31536000, immutable').send(asset.body);
+  });
+}

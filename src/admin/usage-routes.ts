@@ -1,0 +1,192 @@
+/**
+ * The dashboard's admin reads (README "Admin API"): usage charts from the hourly rollups, the
+ * job log paged by cursor (and as CSV), and account search. Registered inside the admin plugin,
+ * behind its token check.
+ */
+import { Readable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { microToCredits } from '../billing/money.ts';
+import { GatewayError } from '../shared/errors.ts';
+import { iso } from '../shared/time.ts';
+import type { JobLogFilter, JobLogRow, UsageStore } from '../store/usage.ts';
+import { accountView } from './views.ts';
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+/** Widest ranges a chart may ask for: about 5 weeks of hours, about 13 months of days. */
+const MAX_RANGE = { hour: 36 * DAY, day: 400 * DAY } as const;
+const CSV_MAX_ROWS = 100_000;
+
+const time = z.union([z.iso.datetime({ offset: true }), z.iso.date()]).transform((s) => Date.parse(s));
+const id = z.string().trim().min(1).max(200);
+
+const usageQuery = z.strictObject({
+  from: time.optional(),
+  to: time.optional(),
+  bucket: z.enum(['hour', 'day']).default('hour'),
+  account_id: id.optional(),
+  key_id: id.optional(),
+});
+
+const jobsQuery = z.strictObject({
+  account_id: id.optional(),
+  key_id: id.optional(),
+  model: id.optional(),
+  status: z.enum(['processing', 'succeeded', 'failed', 'canceled']).optional(),
+  code: id.optional(),
+  cursor: z.string().max(400).optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+});
+
+const accountsQuery = z.strictObject({
+  q: z.string().max(200).default(''),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+});
+
+function parseQuery<T>(schema: z.ZodType<T>, query: unknown): T {
+  const result = schema.safeParse(query ?? {});
+  if (result.success) return result.data;
+  const flat = z.flattenError(result.error);
+  const fieldErrors = flat.fieldErrors as Record<string, string[]>;
+  const message = [...flat.formErrors, ...Object.entries(fieldErrors).map(([f, m]) => `${f}: ${m.join('; ')}`)].join('; ');
+  throw new GatewayError('validation_failed', message || 'Invalid query.', { details: { formErrors: flat.formErrors, fieldErrors } });
+}
+
+function invalid(field: string, message: string): GatewayError {
+  return new GatewayError('validation_failed', `${field}: ${message}`, { details: { formErrors: [], fieldErrors: { [field]: [message] } } });
+}
+
+/** A page cursor is the last row's (created_at, id), opaque to clients. */
+export function encodeCursor(row: { createdAt: number; id: string }): string {
+  return Buffer.from(`${row.createdAt}.${row.id}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { createdAt: number; id: string } {
+  const text = Buffer.from(cursor, 'base64url').toString();
+  const dot = text.indexOf('.');
+  const createdAt = Number(text.slice(0, dot));
+  if (dot < 1 || !Number.isSafeInteger(createdAt)) throw invalid('cursor', 'not a cursor this API returned');
+  return { createdAt, id: text.slice(dot + 1) };
+}
+
+function jobView(row: JobLogRow) {
+  return {
+    id: row.id,
+    account_id: row.accountId,
+    key_id: row.keyId,
+    key_name: row.keyName,
+    kind: row.kind,
+    model: row.model,
+    status: row.status,
+    code: row.errorCode,
+    prompt_tokens: row.promptTokens,
+    completion_tokens: row.completionTokens,
+    credits: row.cost === null ? null : microToCredits(row.cost),
+    held_credits: microToCredits(row.held),
+    created_at: iso(row.createdAt),
+    finished_at: row.finishedAt === null ? null : iso(row.finishedAt),
+    latency_ms: row.finishedAt === null ? null : row.finishedAt - row.createdAt,
+  };
+}
+
+const CSV_COLUMNS = [
+  'created_at', 'id', 'account_id', 'key_id', 'key_name', 'kind', 'model', 'status', 'code',
+  'prompt_tokens', 'completion_tokens', 'credits', 'latency_ms',
+] as const;
+
+function csvCell(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  const text = String(value);
+  // Quote when needed, and defuse spreadsheet formulas.
+  const safe = /^[=+\-@\t\r]/.test(text) && typeof value === 'string' ? `'${text}` : text;
+  return /[",\n\r]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
+}
+
+export function registerUsageRoutes(admin: FastifyInstance, usage: UsageStore, now: () => number): void {
+  admin.get('/usage', async (request) => {
+    const query = parseQuery(usageQuery, request.query);
+    const to = query.to ?? now();
+    const from = query.from ?? to - DAY;
+    if (from >= to) throw invalid('from', 'must be before to');
+    if (to - from > MAX_RANGE[query.bucket]) throw invalid('bucket', `a range of ${Math.round((to - from) / DAY)} days needs bucket=day`);
+    const report = await usage.usage({ from, to, bucket: query.bucket, accountId: query.account_id, keyId: query.key_id });
+    const totals = report.series.reduce(
+      (t, p) => ({ requests: t.requests + p.requests, errors: t.errors + p.errors, credits: t.credits + p.credits }),
+      { requests: 0, errors: 0, credits: 0 },
+    );
+    return {
+      from: iso(from),
+      to: iso(to),
+      bucket: query.bucket,
+      totals: { requests: totals.requests, errors: totals.errors, credits: microToCredits(totals.credits) },
+      series: report.series.map((p) => ({
+        t: iso(p.t),
+        requests: p.requests,
+        errors: p.errors,
+        credits: microToCredits(p.credits),
+        prompt_tokens: p.promptTokens,
+        completion_tokens: p.completionTokens,
+      })),
+      errors_by_code: report.errorsByCode,
+      top_models: report.topModels.map((m) => ({ ...m, credits: microToCredits(m.credits) })),
+      top_keys: report.topKeys.map((k) => ({
+        key_id: k.keyId, key_name: k.keyName, account_id: k.accountId, requests: k.requests, credits: microToCredits(k.credits),
+      })),
+    };
+  });
+
+  const jobFilter = (raw: unknown): JobLogFilter => {
+    const query = parseQuery(jobsQuery, raw);
+    return {
+      accountId: query.account_id,
+      keyId: query.key_id,
+      model: query.model,
+      status: query.status,
+      code: query.code,
+      before: query.cursor === undefined ? undefined : decodeCursor(query.cursor),
+      limit: query.limit,
+    };
+  };
+
+  admin.get('/jobs', async (request) => {
+    const filter = jobFilter(request.query);
+    // One row more than asked tells whether another page exists.
+    const rows = await usage.jobLog({ ...filter, limit: filter.limit + 1 });
+    const page = rows.slice(0, filter.limit);
+    const last = page.at(-1);
+    return { data: page.map(jobView), next_cursor: rows.length > filter.limit && last !== undefined ? encodeCursor(last) : null };
+  });
+
+  admin.get('/jobs.csv', async (request, reply) => {
+    const filter = jobFilter({ ...(request.query as object), limit: '500' });
+    async function* lines() {
+      yield CSV_COLUMNS.join(',') + '\n';
+      let before = filter.before;
+      for (let sent = 0; sent < CSV_MAX_ROWS; ) {
+        const rows = await usage.jobLog({ ...filter, before, limit: 500 });
+        if (rows.length === 0) return;
+        yield rows.map((r) => {
+          const view = jobView(r);
+          return CSV_COLUMNS.map((c) => csvCell(view[c])).join(',') + '\n';
+        }).join('');
+        sent += rows.length;
+        const last = rows.at(-1);
+        if (rows.length < 500 || last === undefined) return;
+        before = { createdAt: last.createdAt, id: last.id };
+      }
+    }
+    reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="jobs.csv"');
+    return reply.send(Readable.from(lines()));
+  });
+
+  admin.get('/accounts', async (request) => {
+    const query = parseQuery(accountsQuery, request.query);
+    const accounts = await usage.searchAccounts(query.q, query.limit);
+    // Search results leave this month's spending out: it costs a query per account.
+    return { data: accounts.map((a) => {
+      const { month_spent_credits: _spent, ...view } = accountView(a, 0);
+      return view;
+    }) };
+  });
+}

@@ -1,0 +1,191 @@
+/**
+ * The dashboard's reads on SQL (src/store/usage.ts). Charts read the hourly rollups the ledger
+ * trigger keeps (migration-usage.ts), never the jobs table; the job log is a keyset page over
+ * an index chosen by its most selective filter.
+ */
+import { type Kysely, sql } from 'kysely';
+import type { AccountRecord, JobStatus, Store } from '../types.ts';
+import type { JobLogFilter, JobLogRow, UsageQuery, UsageReport, UsageStore } from '../usage.ts';
+import { sqlDatabaseOf } from './sql-store.ts';
+import type { Database } from './tables.ts';
+
+interface UsageRollupsTable {
+  hour: number;
+  account_id: string;
+  key_id: string;
+  model: string;
+  code: string;
+  requests: number;
+  credits: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+}
+
+type UsageDatabase = Database & { usage_rollups: UsageRollupsTable };
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const TOP = 10;
+
+/** The dashboard's reads over a SQL store; undefined for a store of another kind. */
+export function usageStoreFor(store: Store): UsageStore | undefined {
+  const db = sqlDatabaseOf(store);
+  return db === undefined ? undefined : new SqlUsageStore(db);
+}
+
+/** Token counts from a job's usage JSON (`{"prompt_tokens":…,"completion_tokens":…}`); null where it has none. */
+function tokenCounts(usage: string | null): { prompt: number | null; completion: number | null } {
+  if (usage === null) return { prompt: null, completion: null };
+  let units: unknown;
+  try {
+    units = JSON.parse(usage);
+  } catch {
+    return { prompt: null, completion: null };
+  }
+  const count = (field: string): number | null => {
+    const value = typeof units === 'object' && units !== null ? (units as Record<string, unknown>)[field] : undefined;
+    return typeof value === 'number' && Number.isFinite(value) ? value : null;
+  };
+  return { prompt: count('prompt_tokens'), completion: count('completion_tokens') };
+}
+
+export class SqlUsageStore implements UsageStore {
+  private readonly db: Kysely<UsageDatabase>;
+
+  constructor(db: Kysely<Database>) {
+    this.db = db.withTables<{ usage_rollups: UsageRollupsTable }>();
+  }
+
+  async usage(query: UsageQuery): Promise<UsageReport> {
+    const size = query.bucket === 'day' ? DAY : HOUR;
+    const from = Math.floor(query.from / HOUR) * HOUR;
+    const range = () => {
+      let q = this.db.selectFrom('usage_rollups as r').where('r.hour', '>=', from).where('r.hour', '<', query.to);
+      if (query.accountId !== undefined) q = q.where('r.account_id', '=', query.accountId);
+      if (query.keyId !== undefined) q = q.where('r.key_id', '=', query.keyId);
+      return q;
+    };
+    // Literal, not a parameter: SQLite would bind the number as a REAL and divide without truncating.
+    const bucket = sql<number>`(r.hour / ${sql.lit(size)}) * ${sql.lit(size)}`;
+    const [series, codes, models, keys] = await Promise.all([
+      range()
+        .select([
+          bucket.as('t'),
+          sql<number>`sum(r.requests)`.as('requests'),
+          sql<number>`sum(case when r.code = '' then 0 else r.requests end)`.as('errors'),
+          sql<number>`sum(r.credits)`.as('credits'),
+          sql<number>`sum(r.prompt_tokens)`.as('prompt_tokens'),
+          sql<number>`sum(r.completion_tokens)`.as('completion_tokens'),
+        ])
+        .groupBy(bucket)
+        .orderBy('t')
+        .execute(),
+      range().select(['r.code', sql<number>`sum(r.requests)`.as('requests')]).where('r.code', '<>', '').groupBy('r.code').orderBy('requests', 'desc').execute(),
+      range()
+        .select(['r.model', sql<number>`sum(r.requests)`.as('requests'), sql<number>`sum(r.credits)`.as('credits')])
+        .groupBy('r.model')
+        .orderBy('credits', 'desc')
+        .orderBy('requests', 'desc')
+        .limit(TOP)
+        .execute(),
+      range()
+        .select(['r.key_id', 'r.account_id', sql<number>`sum(r.requests)`.as('requests'), sql<number>`sum(r.credits)`.as('credits')])
+        .where('r.key_id', '<>', '')
+        .groupBy(['r.key_id', 'r.account_id'])
+        .orderBy('credits', 'desc')
+        .orderBy('requests', 'desc')
+        .limit(TOP)
+        .execute(),
+    ]);
+    const names = await this.keyNames(keys.map((k) => k.key_id));
+    return {
+      series: series.map((s) => ({
+        t: Number(s.t),
+        requests: Number(s.requests),
+        errors: Number(s.errors),
+        credits: Number(s.credits),
+        promptTokens: Number(s.prompt_tokens),
+        completionTokens: Number(s.completion_tokens),
+      })),
+      errorsByCode: codes.map((c) => ({ code: c.code, requests: Number(c.requests) })),
+      topModels: models.map((m) => ({ model: m.model, requests: Number(m.requests), credits: Number(m.credits) })),
+      topKeys: keys.map((k) => ({
+        keyId: k.key_id,
+        keyName: names.get(k.key_id) ?? null,
+        accountId: k.account_id,
+        requests: Number(k.requests),
+        credits: Number(k.credits),
+      })),
+    };
+  }
+
+  async jobLog(filter: JobLogFilter): Promise<JobLogRow[]> {
+    let q = this.db.selectFrom('jobs as j').selectAll('j');
+    if (filter.accountId !== undefined) q = q.where('j.account_id', '=', filter.accountId);
+    if (filter.keyId !== undefined) q = q.where('j.key_id', '=', filter.keyId);
+    if (filter.model !== undefined) q = q.where('j.model', '=', filter.model);
+    if (filter.status !== undefined) q = q.where('j.status', '=', filter.status);
+    if (filter.code !== undefined) q = q.where('j.error_code', '=', filter.code);
+    const before = filter.before;
+    if (before !== undefined) {
+      q = q.where((eb) =>
+        eb.or([eb('j.created_at', '<', before.createdAt), eb.and([eb('j.created_at', '=', before.createdAt), eb('j.id', '<', before.id)])]),
+      );
+    }
+    const rows = await q.orderBy('j.created_at', 'desc').orderBy('j.id', 'desc').limit(filter.limit).execute();
+    const names = await this.keyNames(rows.map((r) => r.key_id).filter((id): id is string => id !== null));
+    return rows.map((r) => {
+      const tokens = tokenCounts(r.usage);
+      return {
+      id: r.id,
+      accountId: r.account_id,
+      keyId: r.key_id,
+      keyName: r.key_id === null ? null : (names.get(r.key_id) ?? null),
+      kind: r.kind,
+      model: r.model,
+      status: r.status as JobStatus,
+      errorCode: r.error_code,
+      promptTokens: tokens.prompt,
+      completionTokens: tokens.completion,
+      cost: r.cost === null ? null : Number(r.cost),
+      held: Number(r.held),
+      createdAt: Number(r.created_at),
+      finishedAt: r.finished_at === null ? null : Number(r.finished_at),
+      };
+    });
+  }
+
+  async searchAccounts(q: string, limit: number): Promise<AccountRecord[]> {
+    let query = this.db.selectFrom('accounts').selectAll();
+    const term = q.trim().toLowerCase();
+    if (term !== '') {
+      const like = `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      query = query.where((eb) =>
+        eb.or([
+          eb('id', '=', q.trim()),
+          eb(sql`lower(name)`, 'like', sql`${like} escape '\\'`),
+          eb(sql`lower(coalesce(email, ''))`, 'like', sql`${like} escape '\\'`),
+        ]),
+      );
+    }
+    const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+    return rows.map((row) => ({
+      id: row.id,
+      name: row.name,
+      email: row.email,
+      createdAt: Number(row.created_at),
+      hasPurchase: Number(row.has_purchase) === 1,
+      billingEmails: Number(row.billing_emails) === 1,
+      monthlySpendingLimit: row.monthly_spending_limit === null ? null : Number(row.monthly_spending_limit),
+      balance: Number(row.balance),
+      held: Number(row.held),
+    }));
+  }
+
+  private async keyNames(ids: string[]): Promise<Map<string, string>> {
+    const unique = [...new Set(ids)];
+    if (unique.length === 0) return new Map();
+    const rows = await this.db.selectFrom('api_keys').select(['id', 'name']).where('id', 'in', unique).execute();
+    return new Map(rows.map((r) => [r.id, r.name]));
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * The admin dashboard end to end, in headless Chromium: sign in, create an account and a key (secret
+ * shown once), find a chat request in the log and the charts, set a daily limit and see the usage
+ * bar, revoke the key and see a request with it refused. Saves the README's screenshots.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { build } from 'vite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startChatHarness, type ChatHarness } from './helpers/chat.ts';
+import { ADMIN_TOKEN } from './helpers/gateway.ts';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SCREENSHOTS = fileURLToPath(new URL('../docs/screenshots/', import.meta.url));
+const hi = [{ role: 'user', content: 'Hello there' }];
+
+describe.skipIf(!existsSync(CHROMIUM))('admin dashboard in a browser', () => {
+  let h: ChatHarness;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    // The gateway reads dist/dashboard at start-up: build it first, so a clean clone passes.
+    await build({ configFile: fileURLToPath(new URL('../dashboard/vite.config.ts', import.meta.url)), logLevel: 'warn' });
+    h = await startChatHarness();
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    mkdirSync(SCREENSHOTS, { recursive: true });
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await h?.close();
+  });
+
+  it('serves the built page and its assets with their content types', async () => {
+    const response = await page.goto(`${h.gw.url}/admin`);
+    expect(response?.headers()['content-type']).toContain('text/html');
+    const script = await page.locator('script[type=module]').getAttribute('src');
+    const asset = await fetch(`${h.gw.url}${script}`);
+    expect(asset.headers.get('content-type')).toContain('text/javascript');
+  });
+
+  it('signs in, creates an account and a key, and shows the secret once', { timeout: 120_000 }, async () => {
+    await page.goto(`${h.gw.url}/admin`);
+    await page.getByLabel('Admin token').fill('wrong-token-wrong-token');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('The admin token was refused').waitFor();
+    await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
+    await page.getByLabel('Admin token').press('Enter');
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+
+    await page.getByRole('link', { name: 'Accounts' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('Acme Robotics');
+    await page.getByLabel('E-mail (optional)').fill('ops@acme.test');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByRole('heading', { name: 'Acme Robotics' }).waitFor();
+
+    await page.getByLabel('Credits', { exact: true }).fill('100');
+    await page.getByRole('button', { name: 'Add credits' }).click();
+    await expect.poll(() => page.getByTestId('balance').textContent()).toBe('100');
+
+    await page.getByLabel('Key name').fill('e2e key');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const secret = (await page.getByTestId('secret').textContent()) ?? '';
+    expect(secret).toMatch(/^svc_/);
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    await page.reload();
+    await page.getByRole('listitem', { name: 'Key e2e key' }).waitFor();
+    expect(await page.getByTestId('secret').count()).toBe(0);
+    expect(await page.content()).not.toContain(secret);
+    keySecret = secret;
+  });
+
+  let keySecret = '';
+
+  it('finds a chat request with that key in the request log and the charts', { timeout: 120_000 }, async () => {
+    h.openai.enqueue({ kind: 'text', text: 'Hi!', usage: { input: 1000, output: 500 } });
+    const chat = await h.gw.api('/chat/completions', { key: keySecret, body: { model: 'gpt-test', messages: hi } });
+    expect(chat.status).toBe(200);
+
+    await page.getByRole('link', { name: 'Request log' }).click();
+    const row = page.locator('table.log tbody tr').first();
+    await row.waitFor();
+    expect(await row.textContent()).toContain('gpt-test');
+    expect(await row.textContent()).toContain('succeeded');
+    expect(await row.textContent()).toContain('e2e key');
+    expect(await row.textContent()).toContain('1,000 / 500');
+    // Filters live in the URL.
+    await page.getByLabel('Model').fill('gpt-test');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL(/model=gpt-test/);
+    await page.locator('table.log tbody tr').first().waitFor();
+    await page.screenshot({ path: `${SCREENSHOTS}request-log.png`, fullPage: true });
+
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await expect.poll(() => page.getByTestId('total-requests').textContent()).toBe('1');
+    expect(await page.getByTestId('total-credits').textContent()).toBe('0.625 credits');
+    expect(await page.locator('.chart canvas').count()).toBe(2);
+    expect(await page.getByRole('table', { name: 'Top models' }).textContent()).toContain('gpt-test');
+    await page.screenshot({ path: `${SCREENSHOTS}overview.png`, fullPage: true });
+
+    // Readable on a phone: nothing wider than the screen.
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
+  it('sets a daily limit and shows the usage bar; a revoked key is refused', { timeout: 120_000 }, async () => {
+    await page.getByRole('link', { name: 'Accounts' }).click();
+    await page.getByRole('link', { name: 'Acme Robotics' }).click();
+    const key = page.getByRole('listitem', { name: 'Key e2e key' });
+    await key.getByRole('button', { name: 'Edit limits' }).click();
+    await key.getByLabel('Daily limit (credits)').fill('1');
+    await key.getByRole('button', { name: 'Save limits' }).click();
+    await key.getByRole('button', { name: 'Yes, save limits' }).click();
+    await key.getByText('Today: 0.625 of 1 credits').waitFor();
+    expect(await key.getByRole('progressbar', { name: 'Today usage' }).getAttribute('value')).toBe('0.625');
+    await page.screenshot({ path: `${SCREENSHOTS}account.png`, fullPage: true });
+
+    await key.getByRole('button', { name: 'Revoke' }).click();
+    await key.getByRole('button', { name: 'Yes, revoke' }).click();
+    await key.getByText('revoked', { exact: true }).waitFor();
+    const refused = await h.gw.api('/chat/completions', { key: keySecret, body: { model: 'gpt-test', messages: hi } });
+    expect(refused.status).toBe(401);
+    expect(refused.json.error.code).toBe('invalid_api_key');
+  });
+});
