@@ -43,6 +43,20 @@ export class AccessGate {
     return request.authorization !== undefined;
   }
 
+  /**
+   * The client address as text for the trial rules, on every paid request: without
+   * TRUST_PROXY it is the socket address as Node gives it (already canonical; an
+   * IPv4-mapped IPv6 address read as IPv4), without parsing it.
+   */
+  clientAddressText(request: GateRequest): string | null {
+    if (this.trustProxy === undefined) {
+      const socket = request.socketAddress;
+      if (socket === undefined) return null;
+      return socket.startsWith('::ffff:') && socket.includes('.') ? socket.slice(7) : socket;
+    }
+    return this.clientAddress(request).parsed?.toString() ?? null;
+  }
+
   clientAddress(request: GateRequest): ClientAddress {
     return resolveClientAddress(request.socketAddress, request.forwardedFor, this.trustProxy);
   }
@@ -67,7 +81,7 @@ export class AccessGate {
           new GatewayError('ip_not_allowed', `Requests from ${client.text ?? 'unknown'} are not allowed for this API key`));
       }
     }
-    return { key, clientAddress: () => this.clientAddress(request).parsed?.toString() ?? null };
+    return { key, clientAddress: () => this.clientAddressText(request) };
   }
 
   /**
