@@ -90,6 +90,11 @@ describe('media jobs across a crash', () => {
       // The second process polled the host for the adopted job.
       expect(host.requests.filter((q) => q.method === 'GET').length).toBeGreaterThan(pollsBefore);
       expect(second.log()).toContain('resuming a media job');
+      // A client polling the job sees it succeeded, with its video and what it cost.
+      const polled = await http(`${second.url}/api/v1/jobs/${videoJob}`, { key });
+      expect(polled.status).toBe(200);
+      expect(polled.json).toMatchObject({ id: videoJob, object: 'job', kind: 'video', status: 'succeeded', cost_credits: 98 });
+      expect(JSON.stringify(polled.json.output)).toMatch(/out-0\.mp4/);
     } finally {
       second.child.kill('SIGTERM');
       await new Promise((r) => second.child.once('exit', r));
