@@ -67,12 +67,14 @@ export class PaidRun {
   private outcome: Promise<unknown> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private unregister: () => void;
+  private readonly metrics: RunMetrics;
 
   /** Without a key: a run resumed from a process that is gone (no key watch, no provider wait). */
   constructor(readonly jobId: string, readonly quote: number, private readonly deps: PaidRunDeps, key: PayingKey | undefined) {
+    this.metrics = deps.metrics ?? NO_RUN_METRICS;
     this.unregister = key === undefined ? () => undefined : deps.inFlight.register(key.id, key.expiresAt, (why) => this.stop(why));
     if (key !== undefined) this.armTimeout();
-    (deps.metrics ?? NO_RUN_METRICS).holdOpened();
+    this.metrics.holdOpened();
   }
 
   get signal(): AbortSignal {
@@ -117,7 +119,7 @@ export class PaidRun {
     if (output !== undefined) settlement.output = output;
     const charged = this.deps.money.settle(this.jobId, settlement);
     this.outcome = charged;
-    (this.deps.metrics ?? NO_RUN_METRICS).holdClosed();
+    this.metrics.holdClosed();
     return charged;
   }
 
@@ -127,7 +129,7 @@ export class PaidRun {
     this.release();
     const refunded = this.deps.money.refund(this.jobId, { status, errorCode, at: this.deps.now() });
     this.outcome = refunded;
-    (this.deps.metrics ?? NO_RUN_METRICS).holdClosed();
+    this.metrics.holdClosed();
     return refunded;
   }
 
@@ -148,7 +150,7 @@ export class PaidRun {
     if (this.outcome !== undefined) return;
     this.release();
     this.outcome = Promise.resolve();
-    (this.deps.metrics ?? NO_RUN_METRICS).holdClosed();
+    this.metrics.holdClosed();
   }
 
   /** Waits for the settle or refund to be durable. */

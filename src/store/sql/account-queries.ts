@@ -95,7 +95,8 @@ export class SqlAccounts implements AccountStore {
   }
 }
 
-function toAccount(row: Selectable<AccountsTable>): AccountRecord {
+/** An accounts row as the store's record (shared by every query that reads accounts). */
+export function toAccount(row: Selectable<AccountsTable>): AccountRecord {
   return {
     id: row.id,
     name: row.name,

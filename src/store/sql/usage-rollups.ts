@@ -6,6 +6,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { AccountRecord, JobStatus, Store } from '../types.ts';
 import type { JobLogFilter, JobLogRow, UsageQuery, UsageReport, UsageStore } from '../usage.ts';
+import { toAccount } from './account-queries.ts';
 import { sqlDatabaseOf } from './sql-store.ts';
 import type { Database } from './tables.ts';
 
@@ -169,17 +170,7 @@ export class SqlUsageStore implements UsageStore {
       );
     }
     const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
-    return rows.map((row) => ({
-      id: row.id,
-      name: row.name,
-      email: row.email,
-      createdAt: Number(row.created_at),
-      hasPurchase: Number(row.has_purchase) === 1,
-      billingEmails: Number(row.billing_emails) === 1,
-      monthlySpendingLimit: row.monthly_spending_limit === null ? null : Number(row.monthly_spending_limit),
-      balance: Number(row.balance),
-      held: Number(row.held),
-    }));
+    return rows.map(toAccount);
   }
 
   private async keyNames(ids: string[]): Promise<Map<string, string>> {
