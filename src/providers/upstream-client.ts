@@ -2,7 +2,8 @@
  * Upstream HTTP: one keep-alive undici pool per provider origin (the global fetch costs
  * about 0.5–0.8 ms more per hop here).
  */
-import { Pool, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { UpstreamPools } from './upstream-pools.ts';
 import { GatewayError } from '../shared/errors.ts';
 import { connectionFailed } from './upstream-errors.ts';
 
@@ -46,11 +47,11 @@ export async function readJsonBody(response: UpstreamResponse): Promise<unknown>
 }
 
 export class UpstreamClient {
-  private readonly pools = new Map<string, Pool>();
+  private readonly pools = new UpstreamPools();
 
   async post(baseUrl: string, path: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<UpstreamResponse> {
     const base = new URL(baseUrl);
-    const pool = this.pool(base.origin);
+    const pool = this.pools.of(base.origin);
     const response = await pool.request({
       method: 'POST',
       path: base.pathname.replace(/\/$/, '') + path,
@@ -63,18 +64,8 @@ export class UpstreamClient {
     return { status: response.statusCode, body: response.body };
   }
 
-  private pool(origin: string): Pool {
-    let pool = this.pools.get(origin);
-    if (pool === undefined) {
-      // No cap on connections: every open stream holds one upstream connection for its whole life.
-      pool = new Pool(origin, { connections: null, pipelining: 1, keepAliveTimeout: 30_000 });
-      this.pools.set(origin, pool);
-    }
-    return pool;
-  }
 
   async close(): Promise<void> {
-    await Promise.all([...this.pools.values()].map((p) => p.destroy()));
-    this.pools.clear();
+    await this.pools.close();
   }
 }

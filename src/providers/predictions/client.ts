@@ -4,7 +4,7 @@
  *   poll    GET  {base}/predictions/{id}
  *   cancel  POST {base}/predictions/{id}/cancel
  */
-import { Pool } from 'undici';
+import { UpstreamPools } from '../upstream-pools.ts';
 import { GatewayError } from '../../shared/errors.ts';
 import { transportFailure } from '../upstream-client.ts';
 import { upstreamError } from '../upstream-errors.ts';
@@ -24,7 +24,7 @@ interface Call {
 }
 
 export class PredictionsClient implements MediaHost {
-  private readonly pools = new Map<string, Pool>();
+  private readonly pools = new UpstreamPools();
 
   create(endpoint: HostEndpoint, model: string, input: Record<string, unknown>, options: CreateOptions = {}): Promise<Prediction> {
     const path = `/models/${model.split('/').map(encodeURIComponent).join('/')}/predictions`;
@@ -42,8 +42,7 @@ export class PredictionsClient implements MediaHost {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.pools.values()].map((p) => p.destroy()));
-    this.pools.clear();
+    await this.pools.close();
   }
 
   private async call(endpoint: HostEndpoint, call: Call): Promise<Prediction> {
@@ -53,7 +52,7 @@ export class PredictionsClient implements MediaHost {
     let status: number;
     let text: string;
     try {
-      const response = await this.pool(base.origin).request({
+      const response = await this.pools.of(base.origin).request({
         method: call.method,
         path: base.pathname.replace(/\/$/, '') + call.path,
         headers,
@@ -81,13 +80,4 @@ export class PredictionsClient implements MediaHost {
     return prediction;
   }
 
-  private pool(origin: string): Pool {
-    let pool = this.pools.get(origin);
-    if (pool === undefined) {
-      // No cap: a create asked to `Prefer: wait` holds its connection for up to a minute.
-      pool = new Pool(origin, { connections: null, pipelining: 1, keepAliveTimeout: 30_000 });
-      this.pools.set(origin, pool);
-    }
-    return pool;
-  }
 }
