@@ -60,6 +60,10 @@ function openPostgres(url: string, poolSize: number, groupCommit: boolean): Stor
     ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }),
   };
   const pool = new pg.Pool(config);
+  // An idle connection the server ends (a restart, a failover, an administrator) is dropped
+  // from the pool by pg; without a listener its 'error' event would end the whole process.
+  // The next query opens a new connection, and reports the failure itself if the server is gone.
+  pool.on('error', () => undefined);
   const counter = new QueryCounter();
   return sqlStore({
     dialect: 'postgres',
