@@ -153,8 +153,8 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     if (refunded > 0) logger.warn({ refunded }, 'refunded holds left by a gateway process that is gone');
   };
   await sweep();
-  const heartbeat = setInterval(() => void sweep().catch((err: unknown) => logger.error({ err }, 'lease renewal failed')), Math.floor(config.leaseMs / 3));
-  heartbeat.unref();
+  const renewal = setInterval(() => void sweep().catch((err: unknown) => logger.error({ err }, 'lease renewal failed')), Math.floor(config.leaseMs / 3));
+  renewal.unref();
 
   const catalogAnswers = new CatalogAnswers(catalog);
   registerCatalogRoutes(app, catalog, catalogAnswers);
@@ -185,7 +185,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     catalog,
     metrics,
     async close() {
-      clearInterval(heartbeat);
+      clearInterval(renewal);
       // Media jobs stop polling first (they stay held, for the next process to resume).
       await media.close();
       metrics.close();
