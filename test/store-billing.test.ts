@@ -5,8 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { describe, expect, it } from 'vitest';
-import { currentPidScope, OrphanRecovery } from '../src/billing/orphan-recovery.ts';
+import { describe, expect, it, vi } from 'vitest';
+import { currentPidScope, holdsUnderLease, OrphanRecovery } from '../src/billing/orphan-recovery.ts';
 import type { Store } from '../src/store/types.ts';
 import { DIALECTS, account, hold, ledgerMoney, storesFor } from './helpers/stores.ts';
 
@@ -145,6 +145,29 @@ for (const dialect of DIALECTS) {
       // The live process settles its own runs normally.
       for (const jobId of liveJobs) expect(await ctx.store.settle(jobId, { cost: 1_500_000, usage: {}, status: 'succeeded', at: Date.now() })).toBe(1_500_000);
       expect(await ledgerMoney(ctx.store, accountId)).toEqual({ balance: 92_500_000, held: 0 });
+    });
+
+    it('a hold renews the lease first when its last renewal is older than half a lease (a process that was paused holds only under a live lease)', async () => {
+      const accountId = await account(ctx.store, { credits: 1_000_000 });
+      const me = new OrphanRecovery(ctx.store, `holder-${randomUUID()}`, { leaseMs: 400 });
+      const renewals = vi.spyOn(ctx.store, 'renewLease');
+      try {
+        const money = holdsUnderLease(ctx.store, me);
+        const held = (instanceId: string) => money.hold({
+          jobId: randomUUID(), accountId, keyId: null, keyFamilyId: null, kind: 'chat', model: 'm', amount: 1_000, at: Date.now(), instanceId,
+          clientAddress: null, countsTowardKeyLimits: true,
+        });
+        expect((await held(me.self.id)).ok).toBe(true); // never renewed: renews
+        expect((await held(me.self.id)).ok).toBe(true); // just renewed: does not
+        expect(renewals).toHaveBeenCalledTimes(1);
+        await sleep(250);
+        expect((await held(me.self.id)).ok).toBe(true);
+        expect(renewals).toHaveBeenCalledTimes(2);
+        const [instance] = (await ctx.store.listInstances()).filter((i) => i.id === me.self.id);
+        expect(instance?.leaseUntil).toBeGreaterThan(Date.now() + 200);
+      } finally {
+        renewals.mockRestore();
+      }
     });
 
     it('a renewal says when the lease had run out before it (the process was paused or cut off)', async () => {
