@@ -11,6 +11,7 @@ import type { Emulator } from '../emulators/types.ts';
 import { writeCatalog } from './fixtures/catalog.ts';
 import { chatCatalog } from './helpers/chat.ts';
 import { ADMIN_TOKEN, http, type HttpResponse } from './helpers/gateway.ts';
+import { waitFor } from './helpers/media-host.ts';
 import { createDatabase, type TestDatabase } from './helpers/postgres.ts';
 import { startGatewayProcess, type GatewayProcess } from './helpers/process.ts';
 import { dropRedisPrefix, REDIS_URL, redisPrefix } from './helpers/redis.ts';
@@ -62,16 +63,6 @@ async function state(accountId: string) {
   return { ...account, ledger, holds: ledger.filter((e) => e.kind === 'hold') };
 }
 
-async function until<T>(ms: number, read: () => Promise<T>, ok: (value: T) => boolean): Promise<T> {
-  const start = Date.now();
-  for (;;) {
-    const value = await read();
-    if (ok(value)) return value;
-    if (Date.now() - start > ms) throw new Error(`not within ${ms} ms: ${JSON.stringify(value)}`);
-    await sleep(20);
-  }
-}
-
 describe('SIGKILL of one of two processes with runs in flight', () => {
   it('the survivor refunds the dead process’s holds once its lease has run out, each exactly once, and settles its own runs in flight', async () => {
     const account = (await admin('POST', '/admin/v1/accounts', { name: 'crash', has_purchase: true })).json as { id: string };
@@ -82,15 +73,15 @@ describe('SIGKILL of one of two processes with runs in flight', () => {
     const DOOMED_RUNS = 6;
     for (let i = 0; i < DOOMED_RUNS; i++) openai.enqueue({ kind: 'text', text: `late ${i}`, usage: { input: 10, output: 5 } }, { delayMs: 60_000 });
     const lost = Array.from({ length: DOOMED_RUNS }, (_, i) => chat(doomed, key, i));
-    await until(10_000, async () => openai.requests.length, (n) => n >= DOOMED_RUNS);
+    await waitFor(async () => openai.requests.length, (n) => n >= DOOMED_RUNS, 10_000);
     // The survivor's runs: answered well after the dead process's lease has run out and been swept.
     const OWN_RUNS = 4;
     const ownDelay = 3 * LEASE_MS;
     for (let i = 0; i < OWN_RUNS; i++) openai.enqueue({ kind: 'text', text: `own ${i}`, usage: { input: 10, output: 5 } }, { delayMs: ownDelay });
     let ownAnswered = false;
     const own = Promise.all(Array.from({ length: OWN_RUNS }, (_, i) => chat(survivor, key, 100 + i))).finally(() => (ownAnswered = true));
-    await until(10_000, async () => openai.requests.length, (n) => n >= DOOMED_RUNS + OWN_RUNS);
-    const held = await until(10_000, () => state(account.id), (s) => s.holds.length === DOOMED_RUNS + OWN_RUNS);
+    await waitFor(async () => openai.requests.length, (n) => n >= DOOMED_RUNS + OWN_RUNS, 10_000);
+    const held = await waitFor(() => state(account.id), (s) => s.holds.length === DOOMED_RUNS + OWN_RUNS, 10_000);
     const hold = held.holds[0]?.credits ?? 0;
     expect(held.held_credits).toBeCloseTo((DOOMED_RUNS + OWN_RUNS) * hold, 6);
 
@@ -102,7 +93,7 @@ describe('SIGKILL of one of two processes with runs in flight', () => {
     expect((await state(account.id)).ledger.filter((e) => e.kind === 'refund')).toEqual([]);
 
     // Then the survivor refunds the dead process's holds, while its own runs are still in flight.
-    const swept = await until(4 * LEASE_MS, () => state(account.id), (s) => s.ledger.filter((e) => e.kind === 'refund').length >= DOOMED_RUNS);
+    const swept = await waitFor(() => state(account.id), (s) => s.ledger.filter((e) => e.kind === 'refund').length >= DOOMED_RUNS, 4 * LEASE_MS);
     const tookMs = Date.now() - killedAt;
     expect(tookMs).toBeGreaterThanOrEqual((2 * LEASE_MS) / 3);
     expect(ownAnswered).toBe(false);
