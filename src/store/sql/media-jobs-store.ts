@@ -2,9 +2,10 @@
  * MediaJobStore on the SQL store (both dialects, one query path). The table is added by
  * migration 004 (media-jobs-migration.ts); `jobs` is read and its owner moved only here.
  */
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { AdoptedMediaJob, MediaJobOutcome, MediaJobRecord, MediaJobStore } from '../media-jobs.ts';
 import type { Store } from '../types.ts';
+import { LEASE_UNTIL } from './money-sql.ts';
 import type { Database } from './tables.ts';
 import { sqlDatabaseOf } from './sql-store.ts';
 
@@ -41,7 +42,7 @@ export function openMediaJobs(store: Store): MediaJobStore {
     markProcessing: (...args) => open().markProcessing(...args),
     recordOutcome: (...args) => open().recordOutcome(...args),
     get: (...args) => open().get(...args),
-    adopt: (gone, owner) => (gone.length === 0 ? Promise.resolve([]) : open().adopt(gone, owner)),
+    adopt: (gone, owner, expiredAt) => (gone.length === 0 ? Promise.resolve([]) : open().adopt(gone, owner, expiredAt)),
   };
 }
 
@@ -78,15 +79,19 @@ class SqlMediaJobs implements MediaJobStore {
     return row === undefined ? undefined : toRecord(row);
   }
 
-  async adopt(goneInstanceIds: string[], owner: string): Promise<AdoptedMediaJob[]> {
+  async adopt(goneInstanceIds: string[], owner: string, ownerLeaseExpiredAt?: number): Promise<AdoptedMediaJob[]> {
     if (goneInstanceIds.length === 0) return [];
-    await this.db
+    let update = this.db
       .updateTable('jobs')
       .set({ instance_id: owner })
       .where('status', '=', RUNNING)
       .where('instance_id', 'in', goneInstanceIds)
-      .where('id', 'in', this.db.selectFrom('media_jobs').select('job_id').where('prediction_ids', '<>', NO_PREDICTIONS))
-      .execute();
+      .where('id', 'in', this.db.selectFrom('media_jobs').select('job_id').where('prediction_ids', '<>', NO_PREDICTIONS));
+    if (ownerLeaseExpiredAt !== undefined) {
+      update = update.where(({ not, exists, selectFrom }) => not(exists(selectFrom('gateway_instances as i').select('i.id')
+        .whereRef('i.id', '=', 'jobs.instance_id').where(sql<number>`${sql.raw(LEASE_UNTIL)}`, '>', ownerLeaseExpiredAt))));
+    }
+    await update.execute();
     const rows = await this.db
       .selectFrom('media_jobs')
       .innerJoin('jobs', 'jobs.id', 'media_jobs.job_id')
