@@ -154,7 +154,7 @@ export async function postgresScenarios(deps: PostgresBenchDeps): Promise<Postgr
     const sqlite = await start('sqlite_1_process', [{ DATABASE_URL: `sqlite:${join(dir, 'bench.db')}` }], false);
     const postgres = await start('postgres_1_process', [{ DATABASE_URL: serverUrl(databases[0] as string) }], deps.profile);
     const redisEnv = { DATABASE_URL: serverUrl(databases[1] as string), REDIS_URL, REDIS_PREFIX: redisPrefix };
-    const twoProcesses = await start('postgres_redis_2_processes', [redisEnv, redisEnv], false);
+    await start('postgres_redis_2_processes', [redisEnv, redisEnv], false);
 
     const shapes: [ShapeName, number][] = [['one_account_20_keys', 1], ['ten_accounts_200_keys', 10]];
     for (const setup of setups) {
