@@ -1,6 +1,7 @@
 /** Every migration in order. Forward only: a released migration is never edited, a change is a new one. */
 import type { MigrationProvider } from 'kysely';
 import { firstMigrations } from './migrations-v1.ts';
+import { fineTuningJobsMigration } from './fine-tuning-jobs-migration.ts';
 import { mediaJobsMigration } from './media-jobs-migration.ts';
 import { moneyMigrations } from './migrations-v2.ts';
 import { usageMigration } from './migration-usage.ts';
@@ -15,6 +16,8 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '004_media_jobs': mediaJobsMigration,
         // The dashboard's rollups and job-log indexes (migration-usage.ts); numbered high to stay last.
         '090_dashboard_usage': usageMigration(dialect),
+        // Fine-tuning jobs (fine-tuning-jobs-migration.ts): after 090, which databases of earlier main have run.
+        '091_fine_tuning_jobs': fineTuningJobsMigration,
       };
     },
   };
