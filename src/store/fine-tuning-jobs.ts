@@ -28,6 +28,8 @@ export interface FineTuningMoney {
   cost: number | null;
   createdAt: number;
   finishedAt: number | null;
+  /** The code a refunded job ended on. */
+  errorCode: string | null;
 }
 
 export interface FineTuningJob {

@@ -93,7 +93,7 @@ class SqlFineTuningJobs implements FineTuningJobStore {
       .selectFrom('fine_tuning_jobs')
       .innerJoin('jobs', 'jobs.id', 'fine_tuning_jobs.job_id')
       .selectAll('fine_tuning_jobs')
-      .select(['jobs.account_id as account_id', 'jobs.model as model', 'jobs.status as status', 'jobs.held as held', 'jobs.cost as cost', 'jobs.created_at as admitted_at', 'jobs.finished_at as finished_at']);
+      .select(['jobs.account_id as account_id', 'jobs.model as model', 'jobs.status as status', 'jobs.held as held', 'jobs.cost as cost', 'jobs.created_at as admitted_at', 'jobs.finished_at as finished_at', 'jobs.error_code as error_code']);
   }
 }
 
@@ -105,6 +105,7 @@ interface JoinedRow extends FineTuningJobsTable {
   cost: number | null;
   admitted_at: number;
   finished_at: number | null;
+  error_code: string | null;
 }
 
 function toJob(row: JoinedRow): FineTuningJob {
@@ -125,6 +126,7 @@ function toJob(row: JoinedRow): FineTuningJob {
       cost: row.cost === null ? null : Number(row.cost),
       createdAt: Number(row.admitted_at),
       finishedAt: row.finished_at === null ? null : Number(row.finished_at),
+      errorCode: row.error_code,
     },
   };
 }
