@@ -39,10 +39,15 @@ import { registerUnbuiltRoutes, UNBUILT_ROUTES } from './http/unbuilt-routes.ts'
 import type { KeyEvents } from './keys/key-events.ts';
 import { KeyService } from './keys/key-service.ts';
 import { openSharedState } from './shared-state.ts';
+import { FineTuningRunner } from './fine-tuning/runner.ts';
+import { registerFineTuningRoutes } from './fine-tuning/routes.ts';
+import { FileReader, type FileFetchOptions } from './fine-tuning/training-file.ts';
 import { MediaJobRunner } from './media/job-runner.ts';
 import { registerMediaRoutes } from './media/routes.ts';
 import { PredictionsClient } from './providers/predictions/client.ts';
 import { openMediaJobs } from './store/sql/media-jobs-store.ts';
+import { openFineTuningJobs } from './store/sql/fine-tuning-jobs-store.ts';
+import { OpenAiFineTuningClient } from './providers/provider-1/fine-tuning.ts';
 import { openStore } from './store/open-store.ts';
 import type { Store } from './store/types.ts';
 import { usageStoreFor } from './store/sql/usage-rollups.ts';
@@ -74,6 +79,8 @@ export interface GatewayOverrides {
   routes?: (app: FastifyInstance, services: { runs: PaidRuns; store: Store; catalog: Catalog }) => void;
   /** Where log lines go (tests read them); stdout by default. */
   logStream?: DestinationStream;
+  /** How client file URLs (fine-tuning files) are fetched: tests serve them from loopback with their own CA. */
+  fileFetch?: FileFetchOptions;
 }
 
 
@@ -140,9 +147,26 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     now: Date.now,
   });
 
-  // Crash recovery before serving: media jobs the host has taken are adopted and resumed;
-  // every other hold left by a process that is gone is refunded.
-  const recovery = new OrphanRecovery(store, instanceId, (gone) => media.adopt(gone));
+  // provider_1 is the provider that fine-tunes (a row per provider that does).
+  const fineTuningClient = new OpenAiFineTuningClient();
+  const fineTuningJobs = openFineTuningJobs(store);
+  const fineTuning = new FineTuningRunner({
+    providers: { provider_1: { client: fineTuningClient, endpoint: config.providers.provider_1 } },
+    jobs: fineTuningJobs,
+    runs,
+    instanceId,
+    pollMs: config.fineTuningPollMs,
+    logger,
+    now: Date.now,
+  });
+  const files = new FileReader(overrides.fileFetch);
+
+  // Crash recovery before serving: media and fine-tuning jobs their provider has taken are
+  // adopted and resumed; every other hold left by a process that is gone is refunded.
+  const recovery = new OrphanRecovery(store, instanceId, async (gone) => {
+    await media.adopt(gone);
+    await fineTuning.adopt(gone);
+  });
   const refunded = await recovery.sweep();
   if (refunded > 0) logger.warn({ refunded }, 'refunded holds left by a gateway process that is gone');
   const heartbeat = setInterval(() => void recovery.sweep().catch((err: unknown) => logger.error({ err }, 'heartbeat failed')), HEARTBEAT_MS);
@@ -161,6 +185,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   registerJobsRoute(app, { store, gate });
   registerKeyInfoRoute(app, { gate, keys });
   registerMediaRoutes(app, { catalog, runs, runner: media, syncWaitMs: config.mediaSyncWaitMs, providerTimeoutMs: config.providerTimeoutMs });
+  registerFineTuningRoutes(app, { catalog, runs, runner: fineTuning, jobs: fineTuningJobs, files });
   overrides.routes?.(app, { runs, store, catalog });
   registerUnbuiltRoutes(app, UNBUILT_ROUTES.filter((r) => !BUILT_ROUTES.has(r.url)));
   if (config.adminToken !== undefined) {
@@ -180,12 +205,15 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
       clearInterval(heartbeat);
       // Media jobs stop polling first (they stay held, for the next process to resume).
       await media.close();
+      await fineTuning.close();
       metrics.close();
       await app.close();
       await mail?.close();
       await upstream.close();
       await shared.close();
       await mediaHost.close();
+      await fineTuningClient.close();
+      await files.close();
       if (overrides.store === undefined) await store.close();
       logger.flush();
     },
