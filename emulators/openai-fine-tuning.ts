@@ -13,7 +13,7 @@
  * at validation, as the real API does. Cancel freezes it where it is (`cancelled`).
  */
 import { countTokens } from 'gpt-tokenizer/encoding/cl100k_base';
-import { jsonReply, type Exchange, type Picked, type Reply } from './core.ts';
+import type { Exchange, Picked, Reply } from './core.ts';
 import type { FineTuningScenario, Scenario } from './types.ts';
 import { isRecord, randomId } from './util.ts';
 
