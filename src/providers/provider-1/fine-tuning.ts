@@ -19,7 +19,7 @@ import {
   type ProviderJob,
   type ProviderPage,
 } from '../fine-tuning.ts';
-import { transportFailure } from '../upstream-client.ts';
+import { callJson } from '../json-call.ts';
 import { providerMessage, upstreamError } from '../upstream-errors.ts';
 import { UpstreamPools } from '../upstream-pools.ts';
 
@@ -137,33 +137,9 @@ export class OpenAiFineTuningClient implements FineTuningProvider {
   }
 
   private async call(endpoint: FineTuningEndpoint, call: Call): Promise<unknown> {
-    const base = new URL(endpoint.baseUrl);
     const headers: Record<string, string> = { authorization: `Bearer ${endpoint.apiKey}`, accept: 'application/json' };
     if (call.contentType !== undefined) headers['content-type'] = call.contentType;
-    let status: number;
-    let text: string;
-    try {
-      const response = await this.pools.of(base.origin).request({
-        method: call.method,
-        path: base.pathname.replace(/\/$/, '') + call.path,
-        headers,
-        body: call.body,
-        signal: call.signal,
-        headersTimeout: call.timeoutMs,
-        bodyTimeout: call.timeoutMs,
-      });
-      status = response.statusCode;
-      text = await response.body.text();
-    } catch (thrown) {
-      if (call.signal?.aborted === true) throw thrown;
-      throw transportFailure(thrown) ?? thrown;
-    }
-    let json: unknown;
-    try {
-      json = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
+    const { status, text, json } = await callJson(this.pools, endpoint.baseUrl, { method: call.method, path: call.path, headers, body: call.body, signal: call.signal, timeoutMs: call.timeoutMs });
     if (status < 200 || status >= 300) throw new FineTuningProviderError(status, upstreamError(status, providerMessage(json, text)));
     return json;
   }

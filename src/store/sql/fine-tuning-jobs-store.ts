@@ -7,7 +7,7 @@ import type { FineTuningJob, FineTuningJobStore } from '../fine-tuning-jobs.ts';
 import type { JobStatus } from '../money-contract.ts';
 import type { Store } from '../types.ts';
 import type { Database } from './tables.ts';
-import { sqlDatabaseOf } from './sql-store.ts';
+import { atFirstUse } from './sql-store.ts';
 
 export interface FineTuningJobsTable {
   job_id: string;
@@ -24,15 +24,7 @@ type FineTuningDatabase = Database & { fine_tuning_jobs: FineTuningJobsTable };
 const RUNNING = 'processing';
 
 export function openFineTuningJobs(store: Store): FineTuningJobStore {
-  // Looked up at first use, so a gateway over a store that is not SQL (a test double) still starts.
-  let jobs: SqlFineTuningJobs | undefined;
-  const open = (): SqlFineTuningJobs => {
-    if (jobs !== undefined) return jobs;
-    const db = sqlDatabaseOf(store);
-    if (db === undefined) throw new Error('fine-tuning jobs need the SQL store');
-    jobs = new SqlFineTuningJobs(db.withTables<{ fine_tuning_jobs: FineTuningJobsTable }>());
-    return jobs;
-  };
+  const open = atFirstUse(store, 'fine-tuning jobs', (db) => new SqlFineTuningJobs(db.withTables<{ fine_tuning_jobs: FineTuningJobsTable }>()));
   return {
     create: (...args) => open().create(...args),
     markStarted: (...args) => open().markStarted(...args),

@@ -6,7 +6,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { AdoptedMediaJob, MediaJobOutcome, MediaJobRecord, MediaJobStore } from '../media-jobs.ts';
 import type { Store } from '../types.ts';
 import type { Database } from './tables.ts';
-import { sqlDatabaseOf } from './sql-store.ts';
+import { atFirstUse } from './sql-store.ts';
 
 export interface MediaJobsTable {
   job_id: string;
@@ -27,15 +27,7 @@ const RUNNING = 'processing';
 const NO_PREDICTIONS = '[]';
 
 export function openMediaJobs(store: Store): MediaJobStore {
-  // Looked up at first use, so a gateway over a store that is not SQL (a test double) still starts.
-  let jobs: SqlMediaJobs | undefined;
-  const open = (): SqlMediaJobs => {
-    if (jobs !== undefined) return jobs;
-    const db = sqlDatabaseOf(store);
-    if (db === undefined) throw new Error('media jobs need the SQL store');
-    jobs = new SqlMediaJobs(db.withTables<{ media_jobs: MediaJobsTable }>());
-    return jobs;
-  };
+  const open = atFirstUse(store, 'media jobs', (db) => new SqlMediaJobs(db.withTables<{ media_jobs: MediaJobsTable }>()));
   return {
     create: (...args) => open().create(...args),
     markProcessing: (...args) => open().markProcessing(...args),
