@@ -221,14 +221,39 @@ describe('fine-tuning jobs', () => {
     expect(await money(gw, accountId)).toEqual(before);
   });
 
-  it('not enough credits → 402 insufficient_credits, nothing created', async () => {
-    const { key, accountId } = await account({ credits: 0.0001 });
-    const before = await money(gw, accountId);
-    const res = await create(key, { model: 'tune-me', training_file: dataUrl(jsonl(10)) });
+  it('not enough credits → 402 insufficient_credits; over the monthly spending limit → 402 monthly_limit_exceeded; nothing created', async () => {
+    const poor = await account({ credits: 0.0001 });
+    const before = await money(gw, poor.accountId);
+    const res = await create(poor.key, { model: 'tune-me', training_file: dataUrl(jsonl(10)) });
     expect(res.status).toBe(402);
     expect(res.json.error.code).toBe('insufficient_credits');
-    expect(await money(gw, accountId)).toEqual(before);
+    expectRateHeaders(res);
+    expect(await money(gw, poor.accountId)).toEqual(before);
+
+    const capped = await account();
+    await gw.admin('PATCH', `/admin/v1/accounts/${capped.accountId}`, { monthly_spending_limit_credits: 0.01 });
+    const over = await create(capped.key, { model: 'tune-me', training_file: dataUrl(jsonl(10)) });
+    expect(over.status).toBe(402);
+    expect(over.json.error).toMatchObject({ code: 'monthly_limit_exceeded', type: 'spending_limit_error' });
+    expect(await money(gw, capped.accountId)).toEqual({ balance: 100_000_000, held: 0 });
     expect(providerPosts()).toHaveLength(0);
+  });
+
+  it('without the test-only allowance, a file URL on a loopback or private address is refused (400) before anything is fetched', async () => {
+    const strict = await startGateway({ CATALOG_FILE: fineTuningCatalog(), ...emulatorEnv(emu) }, { fileFetch: { ca: files.ca } });
+    try {
+      const { key } = await strict.account({ key: { scopes: ['fine_tuning'] } });
+      files.serve('/private.jsonl', jsonl(1));
+      const fetched = files.requests.length;
+      for (const url of [`${files.url}/private.jsonl`, 'https://10.0.0.1/train.jsonl', 'https://[::1]/train.jsonl', 'https://localhost:1/train.jsonl']) {
+        const res = await strict.api('/fine_tuning/jobs', { key, body: { model: 'tune-me', training_file: url } });
+        expect(res.status, url).toBe(400);
+        expect(res.json.error).toMatchObject({ code: 'validation_failed', param: 'training_file' });
+      }
+      expect(files.requests.length).toBe(fetched);
+    } finally {
+      await strict.close();
+    }
   });
 
   it("another account's job → 403 forbidden on every job route; unknown id → 404 job_not_found; no fine_tuning scope → 403", async () => {
