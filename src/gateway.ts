@@ -20,7 +20,7 @@ import { defaultEmbeddingsAdapters, type EmbeddingsAdapterTable } from './provid
 import { defaultAdapters, type AdapterTable } from './providers/registry.ts';
 import { UpstreamClient } from './providers/upstream-client.ts';
 import { randomUUID } from 'node:crypto';
-import { HEARTBEAT_MS, OrphanRecovery } from './billing/orphan-recovery.ts';
+import { holdsUnderLease, OrphanRecovery } from './billing/orphan-recovery.ts';
 import { registerCatalogRoutes } from './catalog/routes.ts';
 import { CatalogAnswers } from './catalog/listing.ts';
 import { DocsIndex } from './mcp/docs-index.ts';
@@ -125,8 +125,17 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     claimer: instanceId,
   });
 
+  // Crash recovery by process leases: this process's lease is renewed while it lives (and made sure of before each hold).
+  const recovery = new OrphanRecovery(store, instanceId, {
+    leaseMs: config.leaseMs,
+    adopt: async (gone: string[], expiredAt: number): Promise<void> => {
+      await media.adopt(gone, expiredAt);
+      await fineTuning.adopt(gone, expiredAt);
+    },
+    onLapse: () => logger.error("this process's lease ran out before it was renewed (paused, or cut off from the database): holds of its runs may have been refunded"),
+  });
   const runs = new PaidRuns({
-    money: store,
+    money: holdsUnderLease(store, recovery),
     inFlight: new InFlightRuns(keyEvents),
     instanceId,
     providerTimeoutMs: config.providerTimeoutMs,
@@ -161,16 +170,15 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   });
   const files = new FileReader(overrides.fileFetch);
 
-  // Crash recovery before serving: media and fine-tuning jobs their provider has taken are
-  // adopted and resumed; every other hold left by a process that is gone is refunded.
-  const recovery = new OrphanRecovery(store, instanceId, async (gone) => {
-    await media.adopt(gone);
-    await fineTuning.adopt(gone);
-  });
-  const refunded = await recovery.sweep();
-  if (refunded > 0) logger.warn({ refunded }, 'refunded holds left by a gateway process that is gone');
-  const heartbeat = setInterval(() => void recovery.sweep().catch((err: unknown) => logger.error({ err }, 'heartbeat failed')), HEARTBEAT_MS);
-  heartbeat.unref();
+  // Before serving, and at every renewal: media and fine-tuning jobs their provider has taken are adopted and resumed;
+  // every other hold left by a process whose lease ran out is refunded.
+  const sweep = async () => {
+    const refunded = await recovery.sweep();
+    if (refunded > 0) logger.warn({ refunded }, 'refunded holds left by a gateway process that is gone');
+  };
+  await sweep();
+  const renewal = setInterval(() => void sweep().catch((err: unknown) => logger.error({ err }, 'lease renewal failed')), Math.floor(config.leaseMs / 3));
+  renewal.unref();
 
   const catalogAnswers = new CatalogAnswers(catalog);
   registerCatalogRoutes(app, catalog, catalogAnswers);
@@ -202,7 +210,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     catalog,
     metrics,
     async close() {
-      clearInterval(heartbeat);
+      clearInterval(renewal);
       // Media jobs stop polling first (they stay held, for the next process to resume).
       await media.close();
       await fineTuning.close();

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OrphanRecovery } from '../src/billing/orphan-recovery.ts';
+import { currentPidScope, OrphanRecovery } from '../src/billing/orphan-recovery.ts';
 import type { FineTuningJobStore } from '../src/store/fine-tuning-jobs.ts';
 import { openFineTuningJobs } from '../src/store/sql/fine-tuning-jobs-store.ts';
 import type { Store } from '../src/store/types.ts';
@@ -62,17 +62,20 @@ for (const dialect of DIALECTS) {
       const owner = await account(store, { credits: 10_000_000 });
       const now = Date.now();
       const dead = `dead-${randomUUID()}`;
-      await store.heartbeat({ id: dead, host: hostname(), pid: 2 ** 22 + 4322 }, now);
+      await store.renewLease({ id: dead, host: hostname(), pid: 2 ** 22 + 4322, pidScope: currentPidScope() }, 60_000);
       const taken = await heldJob(owner, dead, now);
       await jobs.markStarted(taken, 'ftjob-taken', { status: 'running' }, now);
       const notTaken = await heldJob(owner, dead, now);
       const chat = await heldJob(owner, dead, now, 'chat');
       const me = `me-${randomUUID()}`;
       const adopted: string[] = [];
-      const recovery = new OrphanRecovery(store, me, async (gone) => {
-        for (const job of await jobs.adopt(gone, me)) adopted.push(job.record.jobId);
+      const recovery = new OrphanRecovery(store, me, {
+        adopt: async (gone, expiredAt) => {
+          for (const job of await jobs.adopt(gone, me, expiredAt)) adopted.push(job.record.jobId);
+        },
       });
-      expect(await recovery.sweep(now)).toBe(2);
+      // At start-up, the dead pid in this pid namespace ends its process's lease at once.
+      expect(await recovery.sweep()).toBe(2);
       expect(adopted).toEqual([taken]);
       expect(await store.getJob(taken)).toMatchObject({ status: 'processing' });
       expect(await store.getJob(notTaken)).toMatchObject({ status: 'failed' });
@@ -80,6 +83,15 @@ for (const dialect of DIALECTS) {
       expect(await jobs.adopt([dead], 'someone-else')).toEqual([]);
       const again = await jobs.adopt([dead], me);
       expect(again.map((j) => [j.record.jobId, j.money.held, j.record.providerJobId])).toEqual([[taken, 1_000_000, 'ftjob-taken']]);
+
+      // With the lease condition, a job whose owner's lease lives is not moved, even when asked outright.
+      const live = `live-${randomUUID()}`;
+      const { now: dbNow } = await store.renewLease({ id: live, host: 'other-host', pid: 1, pidScope: null }, 60_000);
+      const running = await heldJob(owner, live, now);
+      await jobs.markStarted(running, 'ftjob-live', { status: 'running' }, now);
+      expect(await jobs.adopt([live], 'thief', dbNow)).toEqual([]);
+      expect(await store.getJob(running)).toMatchObject({ status: 'processing' });
+      expect((await jobs.adopt([live], 'heir')).map((j) => j.record.jobId)).toEqual([running]);
     });
   });
 }

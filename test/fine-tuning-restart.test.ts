@@ -15,7 +15,7 @@ import { openFineTuningJobs } from '../src/store/sql/fine-tuning-jobs-store.ts';
 import { dataUrl, fineTuningCatalog, holdOf, jsonl, TRAINING_MICRO_PER_TOKEN } from './helpers/fine-tuning.ts';
 import { ADMIN_TOKEN, http } from './helpers/gateway.ts';
 import { waitFor } from './helpers/media-host.ts';
-import { spawnGateway } from './helpers/spawned-gateway.ts';
+import { startGatewayProcess } from './helpers/process.ts';
 
 describe('fine-tuning jobs across a crash', () => {
   let emu: Emulator;
@@ -31,12 +31,8 @@ describe('fine-tuning jobs across a crash', () => {
 
   const database = () => `sqlite:${join(dir, 'gateway.db')}`;
   const env = () => ({
-    ...process.env,
     DATABASE_URL: database(),
     ADMIN_TOKEN,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'info',
     CATALOG_FILE: fineTuningCatalog(),
     FINE_TUNING_POLL_MS: '50',
     ...emulatorEnv(emu),
@@ -44,7 +40,7 @@ describe('fine-tuning jobs across a crash', () => {
   const admin = (url: string, method: 'GET' | 'POST', path: string, body?: unknown) => http(url + path, { method, body, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
 
   it('SIGKILL while a job trains: the next process resumes it and bills its trained tokens once; a job the provider never took is refunded', async () => {
-    const first = await spawnGateway(env());
+    const first = await startGatewayProcess(env());
     const account = (await admin(first.url, 'POST', '/admin/v1/accounts', { name: 'crash', has_purchase: true })).json;
     await admin(first.url, 'POST', `/admin/v1/accounts/${account.id}/credits`, { credits: 100, purchase: true });
     const key = (await admin(first.url, 'POST', `/admin/v1/accounts/${account.id}/keys`, { name: 'k', scopes: ['fine_tuning', 'jobs'] })).json.key as string;
@@ -61,12 +57,11 @@ describe('fine-tuning jobs across a crash', () => {
     const heldBoth = (await holdOf(text, 2)) + (await holdOf(jsonl(1), 3));
     await waitFor(async () => Math.round(((await admin(first.url, 'GET', `/admin/v1/accounts/${account.id}`)).json.held_credits as number) * 1_000_000), (h) => h === heldBoth);
     await waitFor(async () => emu.requests.filter((r) => r.method === 'POST' && r.path === '/v1/fine_tuning/jobs').length, (n) => n >= 2);
-    first.child.kill('SIGKILL');
-    await first.exited;
+    await first.kill();
     await lost;
     const pollsBefore = emu.requests.filter((r) => r.method === 'GET').length;
 
-    const second = await spawnGateway(env());
+    const second = await startGatewayProcess(env());
     try {
       const state = await waitFor(async () => (await admin(second.url, 'GET', `/admin/v1/accounts/${account.id}`)).json, (s) => s.held_credits === 0, 20_000);
       const view = (await http(`${second.url}/api/v1/fine_tuning/jobs/${jobId}`, { key })).json;
@@ -78,11 +73,11 @@ describe('fine-tuning jobs across a crash', () => {
       expect(ledger.filter((e) => e.job_id === jobId).map((e) => e.kind).sort()).toEqual(['hold', 'settle']);
       expect(ledger.filter((e) => e.job_id !== null && e.job_id !== jobId).map((e) => e.kind).sort()).toEqual(['hold', 'refund']);
       expect(emu.requests.filter((r) => r.method === 'GET').length).toBeGreaterThan(pollsBefore);
+      expect(second.output()).toContain('resuming a fine-tuning job');
       const polled = await http(`${second.url}/api/v1/jobs/${jobId}`, { key });
       expect(polled.json).toMatchObject({ kind: 'fine_tuning', status: 'succeeded', usage: { trained_tokens: trained } });
     } finally {
-      second.child.kill('SIGTERM');
-      await second.exited;
+      await second.stop();
     }
 
     const store = await openStore(database());

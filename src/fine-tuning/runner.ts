@@ -103,8 +103,8 @@ export class FineTuningRunner {
   }
 
   /** Adopts the fine-tuning jobs of gone processes that the provider took (before orphan recovery refunds the rest) and resumes them. */
-  async adopt(goneInstanceIds: string[]): Promise<void> {
-    const adopted = await this.deps.jobs.adopt(goneInstanceIds, this.deps.instanceId);
+  async adopt(goneInstanceIds: string[], ownerLeaseExpiredAt?: number): Promise<void> {
+    const adopted = await this.deps.jobs.adopt(goneInstanceIds, this.deps.instanceId, ownerLeaseExpiredAt);
     for (const job of adopted) this.resume(job);
   }
 

@@ -100,8 +100,8 @@ export class MediaJobRunner {
   }
 
   /** Adopts the resumable jobs of gone processes (before orphan recovery refunds the rest) and resumes them. */
-  async adopt(goneInstanceIds: string[]): Promise<void> {
-    const adopted = await this.deps.jobs.adopt(goneInstanceIds, this.deps.instanceId);
+  async adopt(goneInstanceIds: string[], ownerLeaseExpiredAt?: number): Promise<void> {
+    const adopted = await this.deps.jobs.adopt(goneInstanceIds, this.deps.instanceId, ownerLeaseExpiredAt);
     for (const job of adopted) {
       const jobId = job.record.jobId;
       if (this.background.has(jobId) || this.shutdown.signal.aborted) continue;

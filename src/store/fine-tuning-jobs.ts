@@ -49,7 +49,8 @@ export interface FineTuningJobStore {
   list(accountId: string, options: { limit: number; after?: string }): Promise<{ jobs: FineTuningJob[]; hasMore: boolean }>;
   /**
    * Moves the running fine-tuning jobs with a provider job id of gone processes to `owner`
-   * (one conditional update) and returns every such job `owner` now holds, to resume.
+   * (one conditional update; with `ownerLeaseExpiredAt`, only where the owner's lease had run
+   * out by then) and returns every such job `owner` now holds, to resume.
    */
-  adopt(goneInstanceIds: string[], owner: string): Promise<FineTuningJob[]>;
+  adopt(goneInstanceIds: string[], owner: string, ownerLeaseExpiredAt?: number): Promise<FineTuningJob[]>;
 }

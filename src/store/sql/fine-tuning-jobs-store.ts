@@ -7,6 +7,7 @@ import type { FineTuningJob, FineTuningJobStore } from '../fine-tuning-jobs.ts';
 import type { JobStatus } from '../money-contract.ts';
 import type { Store } from '../types.ts';
 import type { Database } from './tables.ts';
+import { moveRunningJobs, RUNNING } from './job-adoption.ts';
 import { atFirstUse } from './sql-store.ts';
 
 export interface FineTuningJobsTable {
@@ -20,8 +21,6 @@ export interface FineTuningJobsTable {
 
 type FineTuningDatabase = Database & { fine_tuning_jobs: FineTuningJobsTable };
 
-/** The `jobs.status` of a job still held. */
-const RUNNING = 'processing';
 
 export function openFineTuningJobs(store: Store): FineTuningJobStore {
   const open = atFirstUse(store, 'fine-tuning jobs', (db) => new SqlFineTuningJobs(db.withTables<{ fine_tuning_jobs: FineTuningJobsTable }>()));
@@ -31,7 +30,7 @@ export function openFineTuningJobs(store: Store): FineTuningJobStore {
     saveSnapshot: (...args) => open().saveSnapshot(...args),
     get: (...args) => open().get(...args),
     list: (...args) => open().list(...args),
-    adopt: (gone, owner) => (gone.length === 0 ? Promise.resolve([]) : open().adopt(gone, owner)),
+    adopt: (gone, owner, expiredAt) => (gone.length === 0 ? Promise.resolve([]) : open().adopt(gone, owner, expiredAt)),
   };
 }
 
@@ -68,14 +67,8 @@ class SqlFineTuningJobs implements FineTuningJobStore {
     return { jobs: rows.slice(0, options.limit).map(toJob), hasMore: rows.length > options.limit };
   }
 
-  async adopt(goneInstanceIds: string[], owner: string): Promise<FineTuningJob[]> {
-    await this.db
-      .updateTable('jobs')
-      .set({ instance_id: owner })
-      .where('status', '=', RUNNING)
-      .where('instance_id', 'in', goneInstanceIds)
-      .where('id', 'in', this.db.selectFrom('fine_tuning_jobs').select('job_id').where('provider_job_id', 'is not', null))
-      .execute();
+  async adopt(goneInstanceIds: string[], owner: string, ownerLeaseExpiredAt?: number): Promise<FineTuningJob[]> {
+    await moveRunningJobs(this.db, this.db.selectFrom('fine_tuning_jobs').select('job_id').where('provider_job_id', 'is not', null), goneInstanceIds, owner, ownerLeaseExpiredAt);
     const rows = await this.joined().where('jobs.status', '=', RUNNING).where('jobs.instance_id', '=', owner).where('fine_tuning_jobs.provider_job_id', 'is not', null).execute();
     return rows.map(toJob);
   }

@@ -2,6 +2,7 @@
 import type { MigrationProvider } from 'kysely';
 import { firstMigrations } from './migrations-v1.ts';
 import { fineTuningJobsMigration } from './fine-tuning-jobs-migration.ts';
+import { instanceLeasesMigration } from './instance-leases-migration.ts';
 import { mediaJobsMigration } from './media-jobs-migration.ts';
 import { moneyMigrations } from './migrations-v2.ts';
 import { usageMigration } from './migration-usage.ts';
@@ -14,6 +15,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         ...firstMigrations(dialect),
         ...moneyMigrations(dialect),
         '004_media_jobs': mediaJobsMigration,
+        '005_instance_leases': instanceLeasesMigration,
         // The dashboard's rollups and job-log indexes (migration-usage.ts); numbered high to stay last.
         '090_dashboard_usage': usageMigration(dialect),
         // Fine-tuning jobs (fine-tuning-jobs-migration.ts): after 090, which databases of earlier main have run.

@@ -35,7 +35,7 @@ export function sqlStore(parts: SqlParts): Store {
   const { db, money, counter } = parts;
   const accounts = new SqlAccounts(db);
   const keys = new SqlKeys(db, parts.dialect);
-  const jobs = new SqlJobs(db, money);
+  const jobs = new SqlJobs(db, money, parts.dialect);
   const notifications = new SqlNotifications(db, parts.dialect);
   const lifecycle = {
     dialect: parts.dialect,
@@ -57,7 +57,7 @@ export function sqlStore(parts: SqlParts): Store {
     lifecycle,
     bound(accounts, ['createAccount', 'getAccount', 'updateAccount', 'addCredits', 'accountSpentSince', 'listLedger']),
     bound(keys, ['createKey', 'findKeyByHash', 'getKey', 'listKeys', 'updateKey', 'revokeKey', 'rotateKey', 'keyFamilyUsage']),
-    bound(jobs, ['hold', 'settle', 'refund', 'getJob', 'listJobs', 'heartbeat', 'listInstances', 'removeInstances', 'runningJobOwners', 'refundJobsOf']),
+    bound(jobs, ['hold', 'settle', 'refund', 'getJob', 'listJobs', 'renewLease', 'listInstances', 'removeInstances', 'runningJobOwners', 'refundJobsOf']),
     bound(notifications, ['listNotifications', 'claimMail', 'markMailSent', 'markMailFailed']),
   );
   DATABASES.set(store, db);
