@@ -2,12 +2,12 @@
  * MediaJobStore on the SQL store (both dialects, one query path). The table is added by
  * migration 004 (media-jobs-migration.ts); `jobs` is read and its owner moved only here.
  */
-import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { AdoptedMediaJob, MediaJobOutcome, MediaJobRecord, MediaJobStore } from '../media-jobs.ts';
 import type { Store } from '../types.ts';
-import { LEASE_UNTIL } from './money-sql.ts';
+import { moveRunningJobs, RUNNING } from './job-adoption.ts';
 import type { Database } from './tables.ts';
-import { sqlDatabaseOf } from './sql-store.ts';
+import { atFirstUse } from './sql-store.ts';
 
 export interface MediaJobsTable {
   job_id: string;
@@ -23,20 +23,10 @@ export interface MediaJobsTable {
 
 type MediaDatabase = Database & { media_jobs: MediaJobsTable };
 
-/** The `jobs.status` of a job still held. */
-const RUNNING = 'processing';
 const NO_PREDICTIONS = '[]';
 
 export function openMediaJobs(store: Store): MediaJobStore {
-  // Looked up at first use, so a gateway over a store that is not SQL (a test double) still starts.
-  let jobs: SqlMediaJobs | undefined;
-  const open = (): SqlMediaJobs => {
-    if (jobs !== undefined) return jobs;
-    const db = sqlDatabaseOf(store);
-    if (db === undefined) throw new Error('media jobs need the SQL store');
-    jobs = new SqlMediaJobs(db.withTables<{ media_jobs: MediaJobsTable }>());
-    return jobs;
-  };
+  const open = atFirstUse(store, 'media jobs', (db) => new SqlMediaJobs(db.withTables<{ media_jobs: MediaJobsTable }>()));
   return {
     create: (...args) => open().create(...args),
     markProcessing: (...args) => open().markProcessing(...args),
@@ -81,17 +71,7 @@ class SqlMediaJobs implements MediaJobStore {
 
   async adopt(goneInstanceIds: string[], owner: string, ownerLeaseExpiredAt?: number): Promise<AdoptedMediaJob[]> {
     if (goneInstanceIds.length === 0) return [];
-    let update = this.db
-      .updateTable('jobs')
-      .set({ instance_id: owner })
-      .where('status', '=', RUNNING)
-      .where('instance_id', 'in', goneInstanceIds)
-      .where('id', 'in', this.db.selectFrom('media_jobs').select('job_id').where('prediction_ids', '<>', NO_PREDICTIONS));
-    if (ownerLeaseExpiredAt !== undefined) {
-      update = update.where(({ not, exists, selectFrom }) => not(exists(selectFrom('gateway_instances as i').select('i.id')
-        .whereRef('i.id', '=', 'jobs.instance_id').where(sql<number>`${sql.raw(LEASE_UNTIL)}`, '>', ownerLeaseExpiredAt))));
-    }
-    await update.execute();
+    await moveRunningJobs(this.db, this.db.selectFrom('media_jobs').select('job_id').where('prediction_ids', '<>', NO_PREDICTIONS), goneInstanceIds, owner, ownerLeaseExpiredAt);
     const rows = await this.db
       .selectFrom('media_jobs')
       .innerJoin('jobs', 'jobs.id', 'media_jobs.job_id')

@@ -78,6 +78,21 @@ export function sqlDatabaseOf(store: Store): Kysely<Database> | undefined {
   return DATABASES.get(store);
 }
 
+/**
+ * A store of another concern built beside an SQL store (media jobs, fine-tuning jobs), made
+ * at first use, so a gateway over a store that is not SQL (a test double) still starts.
+ */
+export function atFirstUse<T>(store: Store, what: string, make: (db: Kysely<Database>) => T): () => T {
+  let made: T | undefined;
+  return () => {
+    if (made !== undefined) return made;
+    const db = sqlDatabaseOf(store);
+    if (db === undefined) throw new Error(`${what} need the SQL store`);
+    made = make(db);
+    return made;
+  };
+}
+
 /** The named methods of an object, bound to it. */
 function bound<T, K extends keyof T>(instance: T, names: readonly K[]): Pick<T, K> {
   const picked = {} as Pick<T, K>;
