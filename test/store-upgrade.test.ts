@@ -7,14 +7,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startOfUtcDay } from '../src/shared/time.ts';
 import { openStore } from '../src/store/open-store.ts';
+import { migrationProvider } from '../src/store/sql/migrations.ts';
 import type { Store } from '../src/store/types.ts';
 import { createV1Database } from './fixtures/store-v1.ts';
-import { hold, postgresSchema } from './helpers/stores.ts';
+import { account, hold, ledgerMoney, postgresSchema } from './helpers/stores.ts';
 
 const DAY = 86_400_000;
 const now = Date.now();
@@ -142,6 +143,64 @@ describe('upgrading a first-release database in place', () => {
       await b.close();
     } finally {
       await a.close();
+    }
+  });
+});
+
+/** The last migration of main as of 2026-11-22: every later one must sort after it, or Kysely refuses to migrate. */
+const LAST_OF_EARLIER_MAIN = '090_dashboard_usage';
+
+async function migrateAsEarlierMain(db: Kysely<unknown>, dialect: 'sqlite' | 'postgres', schema?: string): Promise<void> {
+  const all = migrationProvider(dialect);
+  const provider = { getMigrations: async () => Object.fromEntries(Object.entries(await all.getMigrations()).filter(([name]) => name <= LAST_OF_EARLIER_MAIN)) };
+  const { error } = await new Migrator({ db, provider, ...(schema === undefined ? {} : { migrationTableSchema: schema }) }).migrateToLatest();
+  if (error !== undefined) throw error;
+}
+
+async function checkUsable(store: Store): Promise<void> {
+  const id = await account(store, { credits: 5_000_000 });
+  const held = await hold(store, id, 1_000_000, { jobId: 'after-upgrade' });
+  expect(held.ok).toBe(true);
+  await store.settle('after-upgrade', { cost: 400_000, usage: { prompt_tokens: 10, completion_tokens: 5 }, status: 'succeeded', at: Date.now() });
+  expect(await store.getAccount(id)).toMatchObject({ balance: 4_600_000, held: 0 });
+  expect(await ledgerMoney(store, id)).toEqual({ balance: 4_600_000, held: 0 });
+}
+
+describe('upgrading a database of main as of 2026-11-22 (migrations through 090) in place', () => {
+  it('SQLite: every newer migration runs after 090 and the store works', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-upgrade-090-'));
+    const file = join(dir, 'gateway.db');
+    try {
+      const old = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new BetterSqlite3(file) }) });
+      await migrateAsEarlierMain(old, 'sqlite');
+      await old.destroy();
+      const store = await openStore(`sqlite:${file}`);
+      try {
+        await checkUsable(store);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('PostgreSQL: the same', async () => {
+    const schema = await postgresSchema();
+    try {
+      const name = /\?schema=(\w+)/.exec(schema.url)?.[1] as string;
+      const pool = new pg.Pool({ connectionString: schema.url.replace(/\?schema=\w+/, ''), options: `-c search_path=${name}` });
+      const old = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
+      await migrateAsEarlierMain(old, 'postgres', name);
+      await old.destroy();
+      const store = await openStore(schema.url);
+      try {
+        await checkUsable(store);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await schema.drop();
     }
   });
 });
