@@ -147,12 +147,12 @@ describe('upgrading a first-release database in place', () => {
   });
 });
 
-/** The last migration of main as of 2026-11-22: every later one must sort after it, or Kysely refuses to migrate. */
-const LAST_OF_EARLIER_MAIN = '090_dashboard_usage';
+/** The migrations of main as of 2026-11-22: every later one must sort after them, or Kysely refuses to migrate. */
+const EARLIER_MAIN = new Set(['001_foundation', '002_jobs', '003_money_limits', '004_media_jobs', '090_dashboard_usage']);
 
 async function migrateAsEarlierMain(db: Kysely<unknown>, dialect: 'sqlite' | 'postgres', schema?: string): Promise<void> {
   const all = migrationProvider(dialect);
-  const provider = { getMigrations: async () => Object.fromEntries(Object.entries(await all.getMigrations()).filter(([name]) => name <= LAST_OF_EARLIER_MAIN)) };
+  const provider = { getMigrations: async () => Object.fromEntries(Object.entries(await all.getMigrations()).filter(([name]) => EARLIER_MAIN.has(name))) };
   const { error } = await new Migrator({ db, provider, ...(schema === undefined ? {} : { migrationTableSchema: schema }) }).migrateToLatest();
   if (error !== undefined) throw error;
 }
