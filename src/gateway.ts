@@ -39,6 +39,9 @@ import { registerUnbuiltRoutes, UNBUILT_ROUTES } from './http/unbuilt-routes.ts'
 import type { KeyEvents } from './keys/key-events.ts';
 import { KeyService } from './keys/key-service.ts';
 import { openSharedState } from './shared-state.ts';
+import { registerAudioRoutes } from './audio/routes.ts';
+import { VoiceSamples } from './audio/uploads.ts';
+import { openAudioUploads } from './store/sql/audio-uploads-store.ts';
 import { MediaJobRunner } from './media/job-runner.ts';
 import { registerMediaRoutes } from './media/routes.ts';
 import { PredictionsClient } from './providers/predictions/client.ts';
@@ -48,7 +51,9 @@ import type { Store } from './store/types.ts';
 import { usageStoreFor } from './store/sql/usage-rollups.ts';
 
 /** Routes built by their own modules (the rest of UNBUILT_ROUTES answer 501). */
-const BUILT_ROUTES = new Set(['/api/v1/chat/completions']);
+const BUILT_ROUTES = new Set(['/api/v1/chat/completions', '/api/v1/audio/speech', '/api/v1/audio/transcriptions', '/api/v1/audio/uploads']);
+/** How often expired voice samples are deleted (each is also deleted when asked for after expiry). */
+const UPLOAD_SWEEP_MS = 10 * 60_000;
 
 export interface Gateway {
   app: FastifyInstance;
@@ -74,6 +79,8 @@ export interface GatewayOverrides {
   routes?: (app: FastifyInstance, services: { runs: PaidRuns; store: Store; catalog: Catalog }) => void;
   /** Where log lines go (tests read them); stdout by default. */
   logStream?: DestinationStream;
+  /** The clock of voice-sample uploads (their 24-hour validity and hourly limit); tests move it. */
+  now?: () => number;
 }
 
 
@@ -169,6 +176,10 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   registerJobsRoute(app, { store, gate });
   registerKeyInfoRoute(app, { gate, keys });
   registerMediaRoutes(app, { catalog, runs, runner: media, syncWaitMs: config.mediaSyncWaitMs, providerTimeoutMs: config.providerTimeoutMs });
+  const samples = new VoiceSamples({ store: openAudioUploads(store), limiter: rateLimiter, publicBaseUrl: config.publicBaseUrl, now: overrides.now ?? Date.now });
+  await registerAudioRoutes(app, { catalog, runs, runner: media, samples });
+  const uploadSweep = setInterval(() => void samples.sweep().catch((err: unknown) => logger.error({ err }, 'upload sweep failed')), UPLOAD_SWEEP_MS);
+  uploadSweep.unref();
   overrides.routes?.(app, { runs, store, catalog });
   registerUnbuiltRoutes(app, UNBUILT_ROUTES.filter((r) => !BUILT_ROUTES.has(r.url)));
   if (config.adminToken !== undefined) {
@@ -186,6 +197,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     metrics,
     async close() {
       clearInterval(renewal);
+      clearInterval(uploadSweep);
       // Media jobs stop polling first (they stay held, for the next process to resume).
       await media.close();
       metrics.close();

@@ -2,6 +2,7 @@
 import type { MigrationProvider } from 'kysely';
 import { firstMigrations } from './migrations-v1.ts';
 import { instanceLeasesMigration } from './instance-leases-migration.ts';
+import { audioUploadsMigration } from './audio-uploads-migration.ts';
 import { mediaJobsMigration } from './media-jobs-migration.ts';
 import { moneyMigrations } from './migrations-v2.ts';
 import { usageMigration } from './migration-usage.ts';
@@ -15,6 +16,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         ...moneyMigrations(dialect),
         '004_media_jobs': mediaJobsMigration,
         '005_instance_leases': instanceLeasesMigration,
+        '006_audio_uploads': audioUploadsMigration(dialect),
         // The dashboard's rollups and job-log indexes (migration-usage.ts); numbered high to stay last.
         '090_dashboard_usage': usageMigration(dialect),
       };
