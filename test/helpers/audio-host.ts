@@ -113,3 +113,10 @@ export async function postForm(url: string, key: string | undefined, fields: Rec
   }
   return { status: response.statusCode, headers: response.headers, text, json };
 }
+
+/** The input of the last prediction created at the host. */
+export function lastInput(host: Emulator): Record<string, unknown> {
+  const created = host.requests.filter((r) => r.method === 'POST' && /\/models\/.+\/predictions$/.test(r.path)).at(-1);
+  if (created === undefined) throw new Error('no prediction created');
+  return (created.body as { input: Record<string, unknown> }).input;
+}
