@@ -71,7 +71,7 @@ describe('POST /audio/transcriptions', () => {
   it('SeamlessM4T type: no language, or one it does not take, or not ISO-639-1 → 400 invalid_value, nothing held; fr reaches the host as fra', async () => {
     const before = await money(h.gw, accountId);
     const count = h.host.requests.length;
-    for (const fields of [{}, { language: 'de' }, { language: 'french' }]) {
+    for (const fields of [{}, { language: 'de' }, { language: 'french' }] as Record<string, string>[]) {
       const r = await postForm(url, key, { model: 'stt-seamless', ...fields }, { bytes: wav(2), type: 'audio/wav' });
       expect(r.status, JSON.stringify(fields)).toBe(400);
       expect(r.json.error).toMatchObject({ code: 'invalid_value', param: 'language' });
