@@ -3,11 +3,11 @@
  * catalog of speech and transcription models of known prices and a clock the test can move
  * (uploads' 24-hour validity and hourly limit), and a multipart client.
  */
-import { FormData, request } from 'undici';
+import { FormData } from 'undici';
 import { emulatorEnv, startEmulator } from '../../emulators/index.ts';
 import type { Emulator } from '../../emulators/types.ts';
 import { imageEntry, writeCatalog, type Entry } from '../fixtures/catalog.ts';
-import { startGateway, type HttpResponse, type TestGateway } from './gateway.ts';
+import { http, startGateway, type HttpResponse, type TestGateway } from './gateway.ts';
 
 function speechEntry(slug: string, properties: Record<string, unknown>, required: string[], extra: Entry = {}): Entry {
   return {
@@ -100,18 +100,7 @@ export async function postForm(url: string, key: string | undefined, fields: Rec
   const form = new FormData();
   for (const [name, value] of Object.entries(fields)) for (const v of Array.isArray(value) ? value : [value]) form.append(name, v);
   if (file !== undefined) form.append('file', new Blob([file.bytes], { type: file.type ?? 'application/octet-stream' }), file.name ?? 'audio.bin');
-  const headers: Record<string, string> = {};
-  if (key !== undefined) headers.authorization = `Bearer ${key}`;
-  const response = await request(url, { method: 'POST', headers, body: form });
-  const body = Buffer.from(await response.body.arrayBuffer());
-  const text = body.toString('utf8');
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: response.statusCode, headers: response.headers, text, json };
+  return http(url, key === undefined ? { form } : { form, key });
 }
 
 /** The input of the last prediction created at the host. */
