@@ -112,6 +112,11 @@ describe('POST /audio/speech', () => {
   it('an unknown field → 400 validation_failed; a transcription slug → 404 model_not_found; no audio scope → 403', async () => {
     const unknown = await speech({ model: 'tts', input: 'Hi', colour: 'blue' });
     expect(unknown.json.error).toMatchObject({ code: 'validation_failed', param: 'colour' });
+    for (const raw of ['{"model":"tts","input":"Hi","constructor":null}', '{"model":"tts","input":"Hi","__proto__":{"voice":"x"}}']) {
+      const inherited = await h.gw.api('/audio/speech', { key, rawBody: raw });
+      expect(inherited.status, raw).toBe(400);
+      expect(inherited.json.error.code).toBe('validation_failed');
+    }
     expect((await speech({ model: 'stt', input: 'Hi' })).json.error.code).toBe('model_not_found');
     const other = await h.gw.account({ key: { scopes: ['chat'] } });
     const scope = await speech({ model: 'tts', input: 'Hi' }, other.key);

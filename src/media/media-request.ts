@@ -93,7 +93,7 @@ export function prepareMedia(body: unknown, route: MediaRoute, catalog: Catalog)
   checkImageFields(values);
   const declared = inputFields(found.entry.configuration.input_schema).fields;
   const input: Record<string, unknown> = { ...found.entry.configuration.default_params };
-  for (const [name, value] of Object.entries(values)) if (!route.routeOnly.includes(name) || name in declared) input[name] = value;
+  for (const [name, value] of Object.entries(values)) if (!route.routeOnly.includes(name) || Object.hasOwn(declared, name)) input[name] = value;
   const count = typeof values.n === 'number' ? values.n : 1;
   return { model: found, pricing: found.entry.pricing as MediaPricing, host: found.entry.provider as MediaHostId, input, count, countIsInput: 'n' in declared };
 }
@@ -129,9 +129,10 @@ function validate(body: Record<string, unknown>, route: MediaRoute, entry: Catal
     const required = ours?.required === true || (declared.required.has(name) && route.ownChecks?.includes(name) !== true);
     shape[name] = required ? schema : schema.optional();
   }
-  const fieldErrors: Record<string, string[]> = {};
+  // No prototype: a field named `constructor` or `__proto__` is a field like any other.
+  const fieldErrors = Object.create(null) as Record<string, string[]>;
   for (const name of Object.keys(body)) {
-    if (name in shape) continue;
+    if (Object.hasOwn(shape, name)) continue;
     fieldErrors[name] = [route.modelInputs.includes(name) ? `the model '${entry.slug}' has no ${name} input` : `unknown field: the model '${entry.slug}' takes no such input`];
   }
   const parsed = z.object(shape).safeParse(body);
