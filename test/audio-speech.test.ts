@@ -136,6 +136,25 @@ describe('POST /audio/speech', () => {
     expect(await money(h.gw, accountId)).toEqual(before);
   });
 
+  it('GET /jobs/{id} shows the speech job: kind speech, succeeded, its cost and usage', async () => {
+    const r = await speech({ model: 'tts', input: 'Job me' });
+    const jobId = r.headers['x-job-id'] as string;
+    await settled(h.gw, jobId);
+    const job = await h.gw.api(`/jobs/${jobId}`, { key });
+    expect(job.status).toBe(200);
+    expect(job.json).toMatchObject({ id: jobId, kind: 'speech', status: 'succeeded', model: 'tts', usage: { characters: 6 }, cost_credits: 0.06 });
+  });
+
+  it("a key's daily credit limit → 429 api_key_limit_exceeded with X-Key-Limit-Reset, nothing held", async () => {
+    const limited = await h.gw.account({ credits: 100, key: { scopes: ['audio'], daily_limit_credits: 0.05 } });
+    const before = await money(h.gw, limited.accountId);
+    const r = await speech({ model: 'tts', input: 'x'.repeat(10) }, limited.key);
+    expect(r.status).toBe(429);
+    expect(r.json.error.code).toBe('api_key_limit_exceeded');
+    expect(r.headers['x-key-limit-reset']).toMatch(/T00:00:00(\.000)?Z$/);
+    expect(await money(h.gw, limited.accountId)).toEqual(before);
+  });
+
   it('the monthly spending limit → 402 monthly_limit_exceeded, nothing held', async () => {
     const limited = await h.gw.account({ credits: 100, key: { scopes: ['audio'] } });
     await h.gw.admin('PATCH', `/admin/v1/accounts/${limited.accountId}`, { monthly_spending_limit_credits: 0.01 });
