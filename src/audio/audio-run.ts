@@ -11,7 +11,7 @@ import type { RefusalCodes } from '../billing/hold-refusal.ts';
 import type { PaidRuns } from '../billing/paid-run.ts';
 import type { Catalog } from '../catalog/catalog.ts';
 import type { CollectOutputs, MediaJobRunner, MediaOutcome, MediaPlan } from '../media/job-runner.ts';
-import { quoteOf, type PriceTerms } from '../media/media-price.ts';
+import { priceTerms, quoteOf, type PricedInput, type PriceTerms } from '../media/media-price.ts';
 import type { PreparedMedia } from '../media/media-request.ts';
 import { GatewayError, invalidApiKey } from '../shared/errors.ts';
 
@@ -37,6 +37,15 @@ export function checkHost(request: FastifyRequest, deps: AudioRouteDeps, media: 
   const slug = media.model.entry.slug;
   request.log.error({ model: slug, host: media.host }, 'audio model cannot run: no API key is configured for its host (operator error)');
   throw new GatewayError('model_unavailable', `The model '${slug}' cannot run now: its host is not configured. Retry later or choose another model.`, { param: 'model' });
+}
+
+/** The price terms of one prediction, or 503 model_unavailable when the model's price cannot apply (an operator error). */
+export function termsOf(request: FastifyRequest, media: PreparedMedia, priced: Pick<PricedInput, 'input' | 'characters'>): PriceTerms {
+  const terms = priceTerms(media.pricing, { ...priced, defaultSeconds: undefined, outputs: 1, parts: 1 });
+  if (typeof terms !== 'string') return terms;
+  const slug = media.model.entry.slug;
+  request.log.error({ model: slug, why: terms }, 'audio model cannot run (operator error)');
+  throw new GatewayError('model_unavailable', `The model '${slug}' cannot run now: ${terms}.`, { param: 'model' });
 }
 
 /** Holds, runs and waits; the outcome is settled or refunded by the runner. `X-Job-Id` is set once the hold is made. */

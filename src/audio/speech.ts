@@ -11,10 +11,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { request as undiciRequest } from 'undici';
 import { z } from 'zod';
 import { inputFields } from '../media/input-schema.ts';
-import { priceTerms } from '../media/media-price.ts';
 import { prepareMedia, type MediaRoute, type PreparedMedia } from '../media/media-request.ts';
 import { GatewayError, invalidApiKey } from '../shared/errors.ts';
-import { checkHost, runAudio, undelivered, type AudioRouteDeps } from './audio-run.ts';
+import { checkHost, runAudio, termsOf, undelivered, type AudioRouteDeps } from './audio-run.ts';
 import type { VoiceSamples } from './uploads.ts';
 
 /** Audio formats and the Content-Type each is answered with. */
@@ -115,11 +114,7 @@ export function registerSpeechRoute(app: FastifyInstance, deps: AudioRouteDeps &
     const input = { ...media.input };
     const format = answerFormat(request.body as Record<string, unknown>, media, input);
     const text = String(input.input);
-    const terms = priceTerms(media.pricing, { input, defaultSeconds: undefined, characters: [...text].length, outputs: 1, parts: 1 });
-    if (typeof terms === 'string') {
-      request.log.error({ model: media.model.entry.slug, why: terms }, 'speech model cannot run (operator error)');
-      throw new GatewayError('model_unavailable', `The model '${media.model.entry.slug}' cannot run now: ${terms}.`, { param: 'model' });
-    }
+    const terms = termsOf(request, media, { input, characters: [...text].length });
     const outcome = await runAudio(request, reply, deps, {
       kind: 'speech',
       media,

@@ -11,11 +11,10 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { inputFields } from '../media/input-schema.ts';
-import { priceTerms } from '../media/media-price.ts';
 import { prepareMedia, type MediaRoute, type PreparedMedia } from '../media/media-request.ts';
 import { GatewayError } from '../shared/errors.ts';
 import { audioSeconds, sniffAudio } from './audio-file.ts';
-import { checkHost, runAudio, undelivered, type AudioRouteDeps } from './audio-run.ts';
+import { checkHost, runAudio, termsOf, undelivered, type AudioRouteDeps } from './audio-run.ts';
 import { LIMITS, readForm, refuseLargeRequests, type MultipartForm } from './multipart.ts';
 import { readTranscript, renderTranscript, RESPONSE_FORMATS, type ResponseFormat, type Transcript } from './transcript.ts';
 
@@ -97,11 +96,7 @@ export function registerTranscriptionRoute(scope: FastifyInstance, deps: AudioRo
     input[FILE_INPUTS.find((name) => name in declared) ?? 'file'] = `data:${sniffed.detected};base64,${form.file.bytes.toString('base64')}`;
     if (lang !== undefined && 'language' in declared) input.language = lang;
     const seconds = await audioSeconds(form.file.bytes, sniffed.detected);
-    const terms = priceTerms(media.pricing, { input, defaultSeconds: undefined, characters: 0, outputs: 1, parts: 1 });
-    if (typeof terms === 'string') {
-      request.log.error({ model: media.model.entry.slug, why: terms }, 'transcription model cannot run (operator error)');
-      throw new GatewayError('model_unavailable', `The model '${media.model.entry.slug}' cannot run now: ${terms}.`, { param: 'model' });
-    }
+    const terms = termsOf(request, media, { input, characters: 0 });
     if (seconds !== undefined && terms.unit === 'per_gpu_second') terms.capSeconds = Math.ceil(seconds * 1000) / 1000;
     const outcome = await runAudio(request, reply, deps, {
       kind: 'transcription',
