@@ -92,7 +92,7 @@ async function checkCarried(store: Store): Promise<void> {
   await store.refund(failing, { status: 'failed', errorCode: 'upstream_error', at: now });
   expect(await hold(store, 'acc-b', 1_000, { at: now })).toEqual({ ok: false, reason: 'trial', rule: 'failures_in_a_row' });
 
-  // Migration 005: the upgraded store keeps voice-sample bytes, and deletes them once expired.
+  // Migration 006: the upgraded store keeps voice-sample bytes, and deletes them once expired.
   const uploads = openAudioUploads(store);
   const bytes = Buffer.from([0x52, 0x49, 0x46, 0x46, 0x00, 0xff, 0x10]);
   await uploads.create({ id: 'u-1', secret: 's', accountId: 'acc-a', keyId: 'key-2', contentType: 'audio/wav', bytes, durationSeconds: 1.5, createdAt: now, expiresAt: now + 1000 });

@@ -1,5 +1,5 @@
 /**
- * Migration 005: voice-sample uploads with their bytes (src/store/audio-uploads.ts). Only
+ * Migration 006: voice-sample uploads with their bytes (src/store/audio-uploads.ts). Only
  * adds a table, so a database made by earlier versions upgrades in place.
  */
 import { type Kysely, type Migration } from 'kysely';

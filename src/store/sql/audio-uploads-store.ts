@@ -1,4 +1,4 @@
-/** AudioUploadStore on the SQL store (both dialects, one query path); the table is migration 005's. */
+/** AudioUploadStore on the SQL store (both dialects, one query path); the table is migration 006's. */
 import type { Kysely, Selectable } from 'kysely';
 import type { AudioUploadRecord, AudioUploadStore } from '../audio-uploads.ts';
 import type { Store } from '../types.ts';
