@@ -8,6 +8,9 @@
  *   GET  /files/{id}/{name}                                (the output files it names; no key, like delivery URLs)
  * A prediction's life is scripted by the scenario taken at its creation and follows the clock:
  * `starting` for startMs, `processing` for durationMs, then `succeeded` or `failed`.
+ * Outputs by input: `input.input` text (speech) → one audio file in `response_format` (mp3
+ * by default); `file`/`audio` (transcription) → a transcript `{text, segments, language}`;
+ * a `duration` → a video; otherwise images.
  */
 import { jsonReply, header, type Exchange, type JsonReply, type ProtocolImpl, type Reply } from './core.ts';
 import type { PredictionScenario, Scenario } from './types.ts';
@@ -23,6 +26,8 @@ interface Run {
   startAt: number;
   endAt: number;
   files: string[];
+  /** A transcript (or the scenario's value) answered as `output` instead of file URLs. */
+  value: unknown;
   single: boolean;
   fail: string | undefined;
   predictTime: number | undefined;
@@ -96,7 +101,7 @@ function view(run: Run, origin: string, at: number): Record<string, unknown> {
     version: 'emulated',
     input: run.input,
     logs: '',
-    output: status === 'succeeded' ? (run.single ? (urls[0] ?? null) : urls) : null,
+    output: status === 'succeeded' ? (run.value !== undefined ? run.value : run.single ? (urls[0] ?? null) : urls) : null,
     error: status === 'failed' ? (run.fail ?? 'Prediction failed') : null,
     status,
     created_at: iso(run.createdAt),
@@ -117,10 +122,35 @@ function countAsked(input: Record<string, unknown>): number | undefined {
   return typeof n === 'number' && Number.isInteger(n) && n > 0 ? n : undefined;
 }
 
+const SPEECH_FORMATS = new Set(['mp3', 'wav', 'opus', 'flac', 'aac', 'pcm']);
+
+/** What a transcription model answers for its input (a fixed text, one segment per sentence). */
+function transcriptOf(input: Record<string, unknown>): unknown {
+  const text = 'Hello from the emulated host. This is a transcript.';
+  return {
+    text,
+    segments: [
+      { start: 0, end: 0.5, text: 'Hello from the emulated host.' },
+      { start: 0.5, end: 1, text: ' This is a transcript.' },
+    ],
+    language: typeof input.language === 'string' ? input.language : 'en',
+  };
+}
+
+function defaultFiles(input: Record<string, unknown>, asked: number | undefined): string[] {
+  if (typeof input.input === 'string') {
+    const format = typeof input.response_format === 'string' && SPEECH_FORMATS.has(input.response_format) ? input.response_format : 'mp3';
+    return [`speech-0.${format}`];
+  }
+  const video = typeof input.duration === 'number';
+  return Array.from({ length: asked ?? 1 }, (_, i) => `out-${i}.${video ? 'mp4' : 'png'}`);
+}
+
 function newRun(model: string, input: Record<string, unknown>, s: PredictionScenario | null, now: number): Run {
   const asked = countAsked(input);
   const video = typeof input.duration === 'number';
-  const files = s?.outputs ?? Array.from({ length: asked ?? 1 }, (_, i) => `out-${i}.${video ? 'mp4' : 'png'}`);
+  const transcribing = typeof input.input !== 'string' && (typeof input.file === 'string' || typeof input.audio === 'string');
+  const files = s?.outputs ?? (transcribing ? [] : defaultFiles(input, asked));
   const startAt = now + Math.max(0, s?.startMs ?? 0);
   return {
     id: randomId(26).toLowerCase(),
@@ -130,6 +160,7 @@ function newRun(model: string, input: Record<string, unknown>, s: PredictionScen
     startAt,
     endAt: startAt + Math.max(0, s?.durationMs ?? DEFAULT_DURATION_MS),
     files,
+    value: s?.value !== undefined ? s.value : transcribing ? transcriptOf(input) : undefined,
     single: s?.outputShape === undefined ? files.length === 1 && asked === undefined : s.outputShape === 'string',
     fail: s?.fail,
     predictTime: s?.predictTime,
@@ -148,6 +179,8 @@ const FILES: Record<string, { type: string; bytes: Buffer }> = {
   mp4: { type: 'video/mp4', bytes: Buffer.from('000000186674797069736f6d0000020069736f6d6d703432', 'hex') },
   wav: { type: 'audio/wav', bytes: Buffer.from('524946462400000057415645666d7420100000000100010044ac000088580100020010006461746100000000', 'hex') },
   mp3: { type: 'audio/mpeg', bytes: Buffer.from('494433030000000000000000', 'hex') },
+  opus: { type: 'audio/ogg', bytes: Buffer.from('4f676753000200000000000000000000', 'hex') },
+  flac: { type: 'audio/flac', bytes: Buffer.from('664c614300000022', 'hex') },
 };
 
 function fileReply(name: string): Reply {

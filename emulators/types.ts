@@ -111,6 +111,8 @@ export interface PredictionScenario {
   predictTime?: number;
   /** `metrics.video_output_duration_seconds` (default `input.duration` for video outputs). */
   outputSeconds?: number;
+  /** `output` as this value instead of file URLs (default for a transcription: a transcript with segments). */
+  value?: unknown;
 }
 
 export interface ScenarioOptions {

@@ -67,6 +67,8 @@ export interface Config<Provider extends ProviderId = ConfiguredProvider> {
   fineTuningPollMs: number;
   /** How long a process's lease on its runs' holds lasts without renewal (renewed every third of it). */
   leaseMs: number;
+  /** The gateway's public origin (https in production): upload URLs start with it. Unset: the request's own origin. */
+  publicBaseUrl: string | undefined;
   catalogFile: string;
   trustProxy: AddressMatcher | undefined;
   providerTimeoutMs: number;
@@ -116,6 +118,7 @@ const envSchema = z.object({
   MEDIA_JOB_TIMEOUT_MS: integer(1_000, 7 * 86_400_000).default(3_600_000),
   FINE_TUNING_POLL_MS: integer(1, 3_600_000).default(15_000),
   LEASE_MS: integer(300, 3_600_000).default(30_000),
+  PUBLIC_BASE_URL: url.regex(/^https?:\/\//, 'must be an http(s) URL').optional(),
 });
 
 /** Each provider's endpoint variables, from its descriptor: `<PREFIX>_BASE_URL` (default: its public URL) and `<PREFIX>_API_KEY`. */
@@ -181,6 +184,7 @@ export function loadConfig(env: Env = process.env, descriptors: readonly Provide
     mediaJobTimeoutMs: e.MEDIA_JOB_TIMEOUT_MS,
     fineTuningPollMs: e.FINE_TUNING_POLL_MS,
     leaseMs: e.LEASE_MS,
+    publicBaseUrl: e.PUBLIC_BASE_URL === undefined ? undefined : stripSlash(e.PUBLIC_BASE_URL),
     catalogFile: e.CATALOG_FILE,
     trustProxy,
     providerTimeoutMs: e.PROVIDER_TIMEOUT_MS,

@@ -42,6 +42,9 @@ import { openSharedState } from './shared-state.ts';
 import { FineTuningRunner } from './fine-tuning/runner.ts';
 import { registerFineTuningRoutes } from './fine-tuning/routes.ts';
 import { FileReader, type FileFetchOptions } from './fine-tuning/training-file.ts';
+import { registerAudioRoutes } from './audio/routes.ts';
+import { VoiceSamples } from './audio/uploads.ts';
+import { openAudioUploads } from './store/sql/audio-uploads-store.ts';
 import { MediaJobRunner } from './media/job-runner.ts';
 import { registerMediaRoutes } from './media/routes.ts';
 import { PredictionsClient } from './providers/predictions/client.ts';
@@ -53,7 +56,9 @@ import type { Store } from './store/types.ts';
 import { usageStoreFor } from './store/sql/usage-rollups.ts';
 
 /** Routes built by their own modules (the rest of UNBUILT_ROUTES answer 501). */
-const BUILT_ROUTES = new Set(['/api/v1/chat/completions']);
+const BUILT_ROUTES = new Set(['/api/v1/chat/completions', '/api/v1/audio/speech', '/api/v1/audio/transcriptions', '/api/v1/audio/uploads']);
+/** How often expired voice samples are deleted (each is also deleted when asked for after expiry). */
+const UPLOAD_SWEEP_MS = 10 * 60_000;
 
 export interface Gateway {
   app: FastifyInstance;
@@ -81,6 +86,8 @@ export interface GatewayOverrides {
   logStream?: DestinationStream;
   /** How client file URLs (fine-tuning files) are fetched: tests serve them from loopback with their own CA. */
   fileFetch?: FileFetchOptions;
+  /** The clock of voice-sample uploads (their 24-hour validity and hourly limit); tests move it. */
+  now?: () => number;
 }
 
 
@@ -194,6 +201,10 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   registerKeyInfoRoute(app, { gate, keys });
   registerMediaRoutes(app, { catalog, runs, runner: media, syncWaitMs: config.mediaSyncWaitMs, providerTimeoutMs: config.providerTimeoutMs });
   registerFineTuningRoutes(app, { catalog, runs, runner: fineTuning, jobs: fineTuningJobs, files });
+  const samples = new VoiceSamples({ store: openAudioUploads(store), limiter: rateLimiter, publicBaseUrl: config.publicBaseUrl, now: overrides.now ?? Date.now });
+  await registerAudioRoutes(app, { catalog, runs, runner: media, samples });
+  const uploadSweep = setInterval(() => void samples.sweep().catch((err: unknown) => logger.error({ err }, 'upload sweep failed')), UPLOAD_SWEEP_MS);
+  uploadSweep.unref();
   overrides.routes?.(app, { runs, store, catalog });
   registerUnbuiltRoutes(app, UNBUILT_ROUTES.filter((r) => !BUILT_ROUTES.has(r.url)));
   if (config.adminToken !== undefined) {
@@ -211,6 +222,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     metrics,
     async close() {
       clearInterval(renewal);
+      clearInterval(uploadSweep);
       // Media jobs stop polling first (they stay held, for the next process to resume).
       await media.close();
       await fineTuning.close();

@@ -34,6 +34,7 @@ describe('400 validation_failed: unknown or invalid fields, with param and detai
   const cases: { name: string; body: unknown; param: string | null; details: { formErrors: string[]; fieldErrors: Record<string, string[]> } }[] = [
     { name: 'an unknown field', body: { input: 'a', foo: 1 }, param: 'foo', details: { formErrors: [], fieldErrors: { foo: ['Unknown field.'] } } },
     { name: 'two unknown fields', body: { input: 'a', n: 2, extra: true }, param: 'n', details: { formErrors: [], fieldErrors: { n: ['Unknown field.'], extra: ['Unknown field.'] } } },
+    { name: 'a field named like an Object property (was a 500)', body: JSON.parse('{"input":"a","constructor":null}') as Record<string, unknown>, param: 'constructor', details: { formErrors: [], fieldErrors: { constructor: ['Unknown field.'] } } },
     { name: 'input missing', body: { model: 'text-embedding-3-small' }, param: 'input', details: { formErrors: [], fieldErrors: { input: [`Required: ${INPUT_RULE}.`] } } },
     { name: 'input a number', body: { input: 42 }, param: 'input', details: { formErrors: [], fieldErrors: { input: [`${INPUT_RULE}.`] } } },
     { name: 'input an empty array', body: { input: [] }, param: 'input', details: { formErrors: [], fieldErrors: { input: ['input must hold at least one item.'] } } },

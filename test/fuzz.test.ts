@@ -144,6 +144,14 @@ const ROUTES: FuzzRoute[] = [
     money: 'free',
     runs: 80,
   },
+  {
+    route: 'GET /api/v1/audio/uploads/{id}/{secret}',
+    cases: () => get(fc.tuple(segment(['00000000-0000-4000-8000-000000000000']), segment(['A'.repeat(43), 'secret'])).map(([id, secret]) => `/api/v1/audio/uploads/${id}/${secret}`)),
+    auth: 'public',
+    errorParam: false,
+    money: 'free',
+    runs: 30,
+  },
   ...UNBUILT.map(([method, path, id]): FuzzRoute => ({
     route: `${method} ${path}`,
     cases: () => {

@@ -11,6 +11,7 @@ import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteDialect } from 
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startOfUtcDay } from '../src/shared/time.ts';
+import { openAudioUploads } from '../src/store/sql/audio-uploads-store.ts';
 import { openStore } from '../src/store/open-store.ts';
 import { migrationProvider } from '../src/store/sql/migrations.ts';
 import type { Store } from '../src/store/types.ts';
@@ -91,6 +92,15 @@ async function checkCarried(store: Store): Promise<void> {
   expect((await hold(store, 'acc-b', 1_000, { jobId: failing, at: now })).ok).toBe(true);
   await store.refund(failing, { status: 'failed', errorCode: 'upstream_error', at: now });
   expect(await hold(store, 'acc-b', 1_000, { at: now })).toEqual({ ok: false, reason: 'trial', rule: 'failures_in_a_row' });
+
+  // Migration 006: the upgraded store keeps voice-sample bytes, and deletes them once expired.
+  const uploads = openAudioUploads(store);
+  const bytes = Buffer.from([0x52, 0x49, 0x46, 0x46, 0x00, 0xff, 0x10]);
+  await uploads.create({ id: 'u-1', secret: 's', accountId: 'acc-a', keyId: 'key-2', contentType: 'audio/wav', bytes, durationSeconds: 1.5, createdAt: now, expiresAt: now + 1000 });
+  expect(await uploads.get('u-1')).toMatchObject({ accountId: 'acc-a', contentType: 'audio/wav', durationSeconds: 1.5, expiresAt: now + 1000 });
+  expect((await uploads.get('u-1'))?.bytes.equals(bytes)).toBe(true);
+  expect(await uploads.deleteExpired(now + 1000)).toBe(1);
+  expect(await uploads.get('u-1')).toBeUndefined();
 }
 
 describe('upgrading a first-release database in place', () => {

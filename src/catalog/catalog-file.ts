@@ -136,6 +136,14 @@ const embeddingSchema = z.strictObject({
   shortenable: z.boolean(),
 });
 
+/** Routing facts of a transcription model (docs/catalog.md "Transcription routing"). */
+const transcriptionSchema = z.strictObject({
+  /** The model cannot detect the spoken language (SeamlessM4T): a request without a supported one is refused. */
+  needs_language: z.boolean(),
+  /** The languages it takes, ISO-639-1 → the model's own code (SeamlessM4T's three-letter codes). */
+  languages: z.record(z.string().regex(/^[a-z]{2}$/), z.string().min(1)).optional(),
+});
+
 const lifecycleSchema = z.discriminatedUnion('status', [
   z.strictObject({ status: z.literal('deprecated'), successor_slug: z.string().min(1) }),
   z.strictObject({ status: z.literal('removed'), successor_slug: z.string().min(1).optional() }),
@@ -169,6 +177,7 @@ export const catalogEntrySchema = z.strictObject({
   /** Present only when one of the chat providers serves this model. */
   chat: chatRoutingSchema.optional(),
   embedding: embeddingSchema.optional(),
+  transcription: transcriptionSchema.optional(),
   configuration: z.strictObject({
     input_schema: z.record(z.string(), z.unknown()),
     default_params: z.record(z.string(), z.unknown()),

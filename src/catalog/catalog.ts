@@ -137,6 +137,7 @@ function checkReferences(entries: CatalogEntry[], options: CatalogOptions, sourc
     }
     if (entry.chat !== undefined && entry.pricing !== null && entry.pricing.unit !== 'per_token') fail('pricing.unit', 'chat models are priced per_token');
     if (entry.embedding !== undefined && entry.category !== 'embedding') fail('embedding', 'only embedding models have embedding facts');
+    if (entry.transcription !== undefined && entry.category !== 'transcription_stt') fail('transcription', 'only transcription models have transcription facts');
   });
   entries.forEach((entry, index) => {
     const refs: [string, string | undefined][] = [

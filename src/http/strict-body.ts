@@ -19,7 +19,8 @@ function pathText(path: readonly PropertyKey[]): string {
 export function parseStrictBody<T>(schema: z.ZodType<T>, body: unknown): T {
   const result = schema.safeParse(body);
   if (result.success) return result.data;
-  const details: ErrorDetails = { formErrors: [], fieldErrors: {} };
+  // No prototype: a field named `constructor` or `__proto__` is a field like any other.
+  const details: ErrorDetails = { formErrors: [], fieldErrors: Object.create(null) as Record<string, string[]> };
   const faults: { param: string; message: string }[] = [];
   const add = (field: string, message: string, param: string) => {
     (details.fieldErrors[field] ??= []).push(message);

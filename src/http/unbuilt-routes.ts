@@ -17,9 +17,6 @@ interface UnbuiltRoute {
 
 export const UNBUILT_ROUTES: readonly UnbuiltRoute[] = [
   { method: 'POST', url: '/api/v1/chat/completions', scope: 'chat', rateHeaders: 'always' },
-  { method: 'POST', url: '/api/v1/audio/speech', scope: 'audio', rateHeaders: 'always' },
-  { method: 'POST', url: '/api/v1/audio/transcriptions', scope: 'audio', rateHeaders: 'always' },
-  { method: 'POST', url: '/api/v1/audio/uploads', scope: 'audio', rateHeaders: 'always' },
 ];
 
 export function registerUnbuiltRoutes(app: FastifyInstance, routes: readonly UnbuiltRoute[]): void {

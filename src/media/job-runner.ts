@@ -15,20 +15,29 @@ import { HostError, isTerminal, type HostEndpoint, type MediaHost, type MediaHos
 import { transportFailure } from '../providers/upstream-client.ts';
 import { GatewayError, internalError } from '../shared/errors.ts';
 import type { MediaJobStore } from '../store/media-jobs.ts';
-import type { MediaKind } from './media-request.ts';
 import { settlementOf, type PartResult, type PriceTerms } from './media-price.ts';
 
 /** What a job settles by, stored with it so any process can finish it. */
 export interface MediaPlan {
-  kind: MediaKind;
+  kind: MediaJobKind;
   host: MediaHostId;
   /** The catalog's provider_model_id (`owner/name` at the host). */
   model: string;
   terms: PriceTerms;
+  /** files (default): each output is a file URL; value: one output of any shape per prediction (a transcript). */
+  output?: 'files' | 'value';
 }
 
+export type MediaJobKind = 'image' | 'video' | 'speech' | 'transcription';
+
+/**
+ * What a route makes of the delivered outputs (file URLs, or the hosts' values) before the run is
+ * billed: downloading the audio it answers with, reading a transcript. A throw refunds the run.
+ */
+export type CollectOutputs = (outputs: readonly unknown[], signal: AbortSignal) => Promise<unknown>;
+
 export type MediaOutcome =
-  | { kind: 'delivered'; urls: string[] }
+  | { kind: 'delivered'; urls: string[]; collected?: unknown }
   /** Refunded, or (`billed`) stopped at the model's time limit and billed for it. */
   | { kind: 'failed'; error: GatewayError; billed: boolean }
   /** The process is shutting down: the job stays held for the next process to resume. */
@@ -48,6 +57,7 @@ export interface NewMediaJob {
   inputs: Record<string, unknown>[];
   /** `Prefer: wait` for the create calls (images); none: the host answers at once (videos). */
   waitSeconds?: number;
+  collect?: CollectOutputs;
 }
 
 export interface MediaJobRunnerDeps {
@@ -140,7 +150,7 @@ export class MediaJobRunner {
     run.detach();
     created(undefined);
     const at = this.deps.now();
-    return this.follow(run, job.plan, predictions.map((prediction) => ({ id: prediction.id, prediction, createdAt: at, stoppedAtLimit: false })), admittedAt);
+    return this.follow(run, job.plan, predictions.map((prediction) => ({ id: prediction.id, prediction, createdAt: at, stoppedAtLimit: false })), admittedAt, job.collect);
   }
 
   /** All predictions or none: when one create fails, the others are canceled. */
@@ -156,7 +166,7 @@ export class MediaJobRunner {
   }
 
   /** Polls until every prediction has ended (with backoff), stopping GPU runs at their time limit and the job at its deadline. */
-  private async follow(run: PaidRun, plan: MediaPlan, parts: Part[], admittedAt: number): Promise<MediaOutcome> {
+  private async follow(run: PaidRun, plan: MediaPlan, parts: Part[], admittedAt: number, collect?: CollectOutputs): Promise<MediaOutcome> {
     const endpoint = this.endpoint(plan.host);
     if (endpoint === undefined) return this.fail(run, unconfigured(plan.host));
     const deadline = admittedAt + this.deps.jobTimeoutMs;
@@ -169,7 +179,7 @@ export class MediaJobRunner {
         await this.cancelRunning(endpoint, parts);
         return this.fail(run, hostFailure(failed.prediction as Prediction));
       }
-      if (parts.every((p) => p.prediction !== undefined && isTerminal(p.prediction.status))) return this.finish(run, plan, parts);
+      if (parts.every((p) => p.prediction !== undefined && isTerminal(p.prediction.status))) return this.finish(run, plan, parts, collect);
 
       const now = this.deps.now();
       if (limitMs !== undefined) {
@@ -245,20 +255,31 @@ export class MediaJobRunner {
   }
 
   /** Every prediction ended: all outputs delivered → settled; fewer → refunded in full; a GPU run stopped at its limit → billed. */
-  private async finish(run: PaidRun, plan: MediaPlan, parts: Part[]): Promise<MediaOutcome> {
+  private async finish(run: PaidRun, plan: MediaPlan, parts: Part[], collect?: CollectOutputs): Promise<MediaOutcome> {
     const now = this.deps.now();
     const predictions = parts.map((p) => p.prediction as Prediction);
     const stopped = parts.some((p) => p.stoppedAtLimit);
-    if (!stopped && predictions.some((p) => p.outputs === undefined)) {
+    const values = plan.output === 'value';
+    const delivered = (p: Prediction): number => (values ? (p.output === null ? 0 : 1) : (p.outputs?.length ?? 0));
+    if (!stopped && !values && predictions.some((p) => p.outputs === undefined)) {
       return this.fail(run, new GatewayError('upstream_error', 'The media host answered with an output that is not a file URL. Nothing was charged.'));
     }
-    const urls = predictions.flatMap((p) => p.outputs ?? []).slice(0, plan.terms.outputs);
-    if (!stopped && urls.length < plan.terms.outputs) {
-      return this.fail(run, new GatewayError('upstream_error', `The media host delivered ${urls.length} of ${plan.terms.outputs} outputs; the run is refunded in full.`));
+    const urls = values ? [] : predictions.flatMap((p) => p.outputs ?? []).slice(0, plan.terms.outputs);
+    const count = predictions.reduce((n, p) => n + delivered(p), 0);
+    if (!stopped && count < plan.terms.outputs) {
+      return this.fail(run, new GatewayError('upstream_error', `The media host delivered ${count} of ${plan.terms.outputs} outputs; the run is refunded in full.`));
+    }
+    let collected: unknown;
+    if (!stopped && collect !== undefined) {
+      try {
+        collected = await collect(values ? predictions.map((p) => p.output) : urls, AbortSignal.any([run.signal, this.shutdown.signal]));
+      } catch (thrown) {
+        return this.fail(run, thrown instanceof GatewayError ? thrown : this.errorOf(run, thrown, plan));
+      }
     }
     const results: PartResult[] = parts.map((p) => {
       const prediction = p.prediction as Prediction;
-      return { outputs: prediction.outputs?.length ?? 0, outputSeconds: prediction.outputSeconds, predictSeconds: predictSeconds(prediction, p, now), stoppedAtLimit: p.stoppedAtLimit };
+      return { outputs: delivered(prediction), outputSeconds: prediction.outputSeconds, predictSeconds: predictSeconds(prediction, p, now), stoppedAtLimit: p.stoppedAtLimit };
     });
     const { cost, usage } = settlementOf(plan.terms, results);
     if (stopped) {
@@ -269,8 +290,8 @@ export class MediaJobRunner {
       return { kind: 'failed', error, billed: true };
     }
     await this.deps.jobs.recordOutcome(run.jobId, { outputs: urls, usage: { ...usage }, errorCode: null, errorMessage: null }, now);
-    await run.settle(cost, usage, 'succeeded', { urls });
-    return { kind: 'delivered', urls };
+    await run.settle(cost, usage, 'succeeded', values ? { values: predictions.map((p) => p.output) } : { urls });
+    return { kind: 'delivered', urls, collected };
   }
 
   private async fail(run: PaidRun, error: GatewayError): Promise<MediaOutcome> {

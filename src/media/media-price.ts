@@ -28,6 +28,8 @@ export interface PriceTerms {
   requestedSeconds?: number;
   /** per_gpu_second: the model's time limit per prediction (seconds); a prediction stopped there is billed for it. */
   limitSeconds?: number;
+  /** per_gpu_second: the most GPU seconds one prediction can be billed, below the limit (a transcription's audio length). */
+  capSeconds?: number;
   /** per_1000_characters: characters of the input text. */
   characters?: number;
 }
@@ -82,8 +84,14 @@ function outputSeconds(t: PriceTerms, parts: PartResult[]): Fraction {
 
 /** GPU seconds of each prediction, capped at the time limit; one stopped there counts the limit. */
 function gpuSeconds(t: PriceTerms, parts: PartResult[]): Fraction {
-  const limit = decimal(t.limitSeconds ?? 0);
+  const limit = billableLimit(t);
   return sum(parts.map((p) => (p.stoppedAtLimit ? limit : min(decimal(p.predictSeconds ?? 0), limit))));
+}
+
+/** The most GPU seconds one prediction is billed: its time limit, or the cap below it. */
+function billableLimit(t: PriceTerms): Fraction {
+  const limit = decimal(t.limitSeconds ?? 0);
+  return t.capSeconds === undefined ? limit : min(limit, decimal(t.capSeconds));
 }
 
 const UNITS: Record<MediaUnit, UnitRow> = {
@@ -101,7 +109,7 @@ const UNITS: Record<MediaUnit, UnitRow> = {
     usage: (t) => ({ characters: t.characters ?? 0 }),
   },
   per_gpu_second: {
-    held: (t) => times(decimal(t.limitSeconds ?? 0), t.parts),
+    held: (t) => times(billableLimit(t), t.parts),
     used: gpuSeconds,
     usage: (t, parts) => ({ gpu_seconds: toNumber(gpuSeconds(t, parts)) }),
   },

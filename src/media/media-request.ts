@@ -11,6 +11,7 @@ import type { CatalogEntry, CatalogPricing } from '../catalog/catalog-file.ts';
 import { isMediaHost, type MediaHostId } from '../providers/predictions/media-host.ts';
 import { GatewayError } from '../shared/errors.ts';
 import { inputFields } from './input-schema.ts';
+import type { MediaJobKind } from './job-runner.ts';
 
 export type MediaKind = 'image' | 'video';
 
@@ -21,10 +22,12 @@ interface RouteField {
 
 /** A media route's own fields and rules; one row per route. */
 export interface MediaRoute {
-  kind: MediaKind;
+  kind: MediaJobKind;
   /** The catalog category it runs; `multimodal` models whose formats include `format` run too. */
-  category: 'image' | 'video';
-  format: 'image' | 'video';
+  category: 'image' | 'video' | 'speech_tts' | 'transcription_stt';
+  format: 'image' | 'video' | 'speech' | 'transcription';
+  /** How the 404 names the kind of model asked for ("an image", "a speech"). */
+  noun: string;
   /** The route's fields. A field the model also declares must satisfy both; `model` and `n` never reach the host unless the model declares them. */
   fields: Record<string, RouteField>;
   /** Route-only fields: what the route reads, not the host. */
@@ -33,6 +36,8 @@ export interface MediaRoute {
   modelInputs: readonly string[];
   /** [field, needs]: a field that is refused without another (a last frame needs a first frame). */
   needs: readonly (readonly [string, string])[];
+  /** Inputs the route supplies or checks itself (with its own error codes): never required by the schema check. */
+  ownChecks?: readonly string[];
 }
 
 const model = { schema: z.string().min(1, 'must be a model slug'), required: true };
@@ -42,6 +47,7 @@ export const IMAGE_ROUTE: MediaRoute = {
   kind: 'image',
   category: 'image',
   format: 'image',
+  noun: 'an image',
   fields: { model, prompt, n: { schema: z.number().int().min(1).max(10), required: false } },
   routeOnly: ['model', 'n'],
   modelInputs: ['image'],
@@ -52,6 +58,7 @@ export const VIDEO_ROUTE: MediaRoute = {
   kind: 'video',
   category: 'video',
   format: 'video',
+  noun: 'a video',
   fields: { model, prompt },
   routeOnly: ['model'],
   modelInputs: ['image', 'end_image', 'duration'],
@@ -86,7 +93,7 @@ export function prepareMedia(body: unknown, route: MediaRoute, catalog: Catalog)
   checkImageFields(values);
   const declared = inputFields(found.entry.configuration.input_schema).fields;
   const input: Record<string, unknown> = { ...found.entry.configuration.default_params };
-  for (const [name, value] of Object.entries(values)) if (!route.routeOnly.includes(name) || name in declared) input[name] = value;
+  for (const [name, value] of Object.entries(values)) if (!route.routeOnly.includes(name) || Object.hasOwn(declared, name)) input[name] = value;
   const count = typeof values.n === 'number' ? values.n : 1;
   return { model: found, pricing: found.entry.pricing as MediaPricing, host: found.entry.provider as MediaHostId, input, count, countIsInput: 'n' in declared };
 }
@@ -98,7 +105,7 @@ function runsOn(route: MediaRoute, entry: CatalogEntry): boolean {
 function resolveMediaModel(name: string, route: MediaRoute, catalog: Catalog): CatalogModel {
   const found = catalog.resolve(name);
   if (found === undefined || !runsOn(route, found.entry)) {
-    throw new GatewayError('model_not_found', `The model '${name}' does not exist or is not ${route.kind === 'image' ? 'an image' : 'a video'} model.`, { param: 'model' });
+    throw new GatewayError('model_not_found', `The model '${name}' does not exist or is not ${route.noun} model.`, { param: 'model' });
   }
   if (!found.available || found.entry.pricing === null) {
     const reason = found.unavailableReason ?? 'It has no price.';
@@ -119,11 +126,13 @@ function validate(body: Record<string, unknown>, route: MediaRoute, entry: Catal
     const ours = route.fields[name];
     const theirs = declared.fields[name];
     const schema = ours !== undefined && theirs !== undefined ? ours.schema.pipe(theirs) : ((ours?.schema ?? theirs) as z.ZodType);
-    shape[name] = ours?.required === true || declared.required.has(name) ? schema : schema.optional();
+    const required = ours?.required === true || (declared.required.has(name) && route.ownChecks?.includes(name) !== true);
+    shape[name] = required ? schema : schema.optional();
   }
-  const fieldErrors: Record<string, string[]> = {};
+  // No prototype: a field named `constructor` or `__proto__` is a field like any other.
+  const fieldErrors = Object.create(null) as Record<string, string[]>;
   for (const name of Object.keys(body)) {
-    if (name in shape) continue;
+    if (Object.hasOwn(shape, name)) continue;
     fieldErrors[name] = [route.modelInputs.includes(name) ? `the model '${entry.slug}' has no ${name} input` : `unknown field: the model '${entry.slug}' takes no such input`];
   }
   const parsed = z.object(shape).safeParse(body);

@@ -50,6 +50,7 @@ function errorResponses(op: Operation): Json {
     const names = status === 401 ? [] : [...(op.errorHeaders ?? [])];
     if (codes.includes('rate_limit_exceeded') && !names.includes('X-RateLimit-Limit')) names.push(...RATE_HEADERS);
     if (codes.includes('api_key_limit_exceeded')) names.push('X-Key-Limit-Reset');
+    if (codes.includes('upload_limit_exceeded')) names.push('Retry-After');
     answers[String(status)] = {
       description: codes.map((c) => `\`${c}\``).join(', '),
       headers: headers(names),

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { listFiltersSchema } from '../catalog/listing.ts';
 import { UNBUILT_ROUTES } from '../http/unbuilt-routes.ts';
+import { AUDIO } from './audio-operations.ts';
 import type { ErrorCode } from '../shared/errors.ts';
 import { body, GATE, json, pathParam, RATE_HEADERS, ref, type Json, type Operation } from './operation-parts.ts';
 import { FINE_TUNING } from './fine-tuning-operations.ts';
@@ -283,9 +284,6 @@ const BUILT: Operation[] = [
 
 /** What the spec says each route not built yet will do, and where it belongs. */
 const UNBUILT_FACTS: Record<string, { id: string; summary: string; tag: string; success: { status: number; description: string; headers?: string[] }[]; description: string; multipart?: true }> = {
-  'POST /api/v1/audio/speech': { id: 'createSpeech', summary: 'Text to speech', tag: 'Media', success: [{ status: 200, description: 'When built: audio bytes with X-Job-Id.', headers: ['X-Job-Id'] }], description: 'Body (DECISIONS.md): `{model, input, voice?, voice_sample?, consent?, response_format?, speed?, language?}`.' },
-  'POST /api/v1/audio/transcriptions': { id: 'createTranscription', summary: 'Speech to text', tag: 'Media', success: [{ status: 200, description: 'When built: `{text}` (or text, srt, vtt, verbose_json).' }], description: 'Multipart: `file`, `model`, `language?`, `response_format?`. Files up to 25 MB.', multipart: true },
-  'POST /api/v1/audio/uploads': { id: 'uploadVoiceSample', summary: 'Upload a voice sample', tag: 'Media', success: [{ status: 201, description: 'When built: `{id, url, expires_at, bytes, duration_seconds, content_type}`.' }], description: 'Multipart with one non-empty `file` part: MP3, WAV, WebM or Ogg, at most 10 MB and 60 s; 20 uploads per hour per account.', multipart: true },
 };
 
 const UNBUILT: Operation[] = UNBUILT_ROUTES.filter((r) => r.scope !== 'chat').map((r) => {
@@ -313,4 +311,4 @@ const UNBUILT: Operation[] = UNBUILT_ROUTES.filter((r) => r.scope !== 'chat').ma
   } satisfies Operation;
 });
 
-export const OPERATIONS: readonly Operation[] = [...BUILT, ...RUNS, ...FINE_TUNING, ...UNBUILT];
+export const OPERATIONS: readonly Operation[] = [...BUILT, ...RUNS, ...FINE_TUNING, ...AUDIO, ...UNBUILT];

@@ -2,7 +2,7 @@
  * Test harness: a real gateway on an ephemeral port (SQLite in memory unless told
  * otherwise), an admin client, and a small HTTP client over undici.
  */
-import { request as undiciRequest } from 'undici';
+import { request as undiciRequest, type FormData } from 'undici';
 import { loadConfig } from '../../src/config.ts';
 import { createGateway, type Gateway, type GatewayOverrides } from '../../src/gateway.ts';
 
@@ -22,6 +22,8 @@ export interface RequestOptions {
   body?: unknown;
   /** Sent as-is (for invalid JSON). */
   rawBody?: string;
+  /** A multipart/form-data body (undici's FormData). */
+  form?: FormData;
   key?: string;
 }
 
@@ -33,7 +35,8 @@ export async function http(url: string, options: RequestOptions = {}): Promise<H
     body = JSON.stringify(options.body);
   }
   if (body !== undefined && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
-  const response = await undiciRequest(url, { method: options.method ?? (body === undefined ? 'GET' : 'POST'), headers, body });
+  const method = options.method ?? (body === undefined && options.form === undefined ? 'GET' : 'POST');
+  const response = await undiciRequest(url, { method, headers, body: options.form ?? body });
   const text = await response.body.text();
   let json: unknown;
   try {

@@ -28,6 +28,8 @@ export interface Prediction {
   status: PredictionStatus;
   /** Output file URLs; undefined when the output is not a URL or a list of URLs (unreadable for a media route). */
   outputs: string[] | undefined;
+  /** The host's `output` as it came (text or JSON for a transcript); null while there is none. */
+  output: unknown;
   /** The host's error text of a failed prediction. */
   error: string | undefined;
   /** `metrics.predict_time`: GPU seconds billed by GPU-time models. */

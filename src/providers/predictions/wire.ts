@@ -31,6 +31,7 @@ export function readPrediction(body: unknown): Prediction | undefined {
     // A status this gateway does not know yet is treated as still running; the job's deadline bounds it.
     status: STATUSES.has(p.status as PredictionStatus) ? (p.status as PredictionStatus) : 'processing',
     outputs: outputUrls(p.output),
+    output: p.output ?? null,
     error: errorText(p.error),
     predictTime: seconds(metrics.predict_time),
     outputSeconds: OUTPUT_SECONDS.map((name) => seconds(metrics[name])).find((s) => s !== undefined),

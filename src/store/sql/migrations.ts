@@ -3,6 +3,7 @@ import type { MigrationProvider } from 'kysely';
 import { firstMigrations } from './migrations-v1.ts';
 import { fineTuningJobsMigration } from './fine-tuning-jobs-migration.ts';
 import { instanceLeasesMigration } from './instance-leases-migration.ts';
+import { audioUploadsMigration } from './audio-uploads-migration.ts';
 import { mediaJobsMigration } from './media-jobs-migration.ts';
 import { moneyMigrations } from './migrations-v2.ts';
 import { usageMigration } from './migration-usage.ts';
@@ -21,6 +22,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         // (Kysely refuses a new migration that sorts before one already run).
         '091_fine_tuning_jobs': fineTuningJobsMigration,
         '092_instance_leases': instanceLeasesMigration,
+        '093_audio_uploads': audioUploadsMigration(dialect),
       };
     },
   };

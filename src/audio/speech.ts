@@ -1,0 +1,130 @@
+/**
+ * POST /api/v1/audio/speech (scope audio): `{model, input, voice?, voice_sample?, consent?,
+ * response_format?, speed?, language?}` → 200 audio bytes with the format's Content-Type
+ * (default audio/mpeg) and X-Job-Id; billed per 1,000 characters of `input`. Checks in order:
+ * the body against the route's fields and the model's input schema (validation_failed), the
+ * model, then the voice sample: sent to a model without a reference-voice input, or missing
+ * on a cloning-only model → voice_sample_required; without `consent: true` → consent_required;
+ * not the URL of the caller's own unexpired upload → invalid_voice_sample; then the hold.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { request as undiciRequest } from 'undici';
+import { z } from 'zod';
+import { inputFields } from '../media/input-schema.ts';
+import { prepareMedia, type MediaRoute, type PreparedMedia } from '../media/media-request.ts';
+import { GatewayError, invalidApiKey } from '../shared/errors.ts';
+import { checkHost, runAudio, termsOf, undelivered, type AudioRouteDeps } from './audio-run.ts';
+import type { VoiceSamples } from './uploads.ts';
+
+/** Audio formats and the Content-Type each is answered with. */
+const FORMATS = { mp3: 'audio/mpeg', opus: 'audio/opus', aac: 'audio/aac', flac: 'audio/flac', wav: 'audio/wav', pcm: 'audio/pcm' } as const;
+type SpeechFormat = keyof typeof FORMATS;
+
+const SPEECH_ROUTE: MediaRoute = {
+  kind: 'speech',
+  category: 'speech_tts',
+  format: 'speech',
+  noun: 'a speech',
+  fields: {
+    model: { schema: z.string().min(1, 'must be a model slug'), required: true },
+    input: { schema: z.string().min(1, 'must not be empty').max(40_000), required: true },
+    voice: { schema: z.string().min(1), required: false },
+    voice_sample: { schema: z.string().min(1), required: false },
+    consent: { schema: z.boolean(), required: false },
+    response_format: { schema: z.enum(Object.keys(FORMATS) as [SpeechFormat, ...SpeechFormat[]]), required: false },
+    speed: { schema: z.number().min(0.25).max(4), required: false },
+    language: { schema: z.string().regex(/^[a-z]{2}$/, 'must be an ISO-639-1 code'), required: false },
+  },
+  // Sent to the host only when the model declares them (the OpenAI client always sends `voice`).
+  routeOnly: ['model', 'consent', 'voice_sample', 'voice', 'speed', 'language', 'response_format'],
+  modelInputs: [],
+  needs: [],
+  ownChecks: ['voice_sample'],
+};
+
+/** The format answered: the one the host is asked for; a model without a format input answers MP3 only. */
+function answerFormat(body: Record<string, unknown>, media: PreparedMedia, input: Record<string, unknown>): SpeechFormat {
+  if ('response_format' in inputFields(media.model.entry.configuration.input_schema).fields) {
+    const format = input.response_format;
+    return typeof format === 'string' && format in FORMATS ? (format as SpeechFormat) : 'mp3';
+  }
+  if (body.response_format !== undefined && body.response_format !== 'mp3') {
+    const why = `the model '${media.model.entry.slug}' answers mp3 only`;
+    throw new GatewayError('validation_failed', `Invalid request: response_format: ${why}.`, { param: 'response_format', details: { formErrors: [], fieldErrors: { response_format: [why] } } });
+  }
+  return 'mp3';
+}
+
+/** Largest audio answer taken from a host. */
+const MAX_AUDIO_BYTES = 64 * 1024 * 1024;
+const DOWNLOAD_TIMEOUT_MS = 60_000;
+
+/** The model's fit for a voice sample, then consent, then the upload itself. */
+async function checkVoiceSample(request: FastifyRequest, media: PreparedMedia, samples: VoiceSamples): Promise<void> {
+  const body = request.body as Record<string, unknown>;
+  const schema = inputFields(media.model.entry.configuration.input_schema);
+  const slug = media.model.entry.slug;
+  const sample = body.voice_sample;
+  if (sample === undefined) {
+    if (schema.required.has('voice_sample')) throw new GatewayError('voice_sample_required', `The model '${slug}' only clones a voice: send voice_sample (the URL of your upload) with consent: true.`, { param: 'voice_sample' });
+    return;
+  }
+  if (!('voice_sample' in schema.fields)) throw new GatewayError('voice_sample_required', `The model '${slug}' takes no reference voice: leave voice_sample out, or choose a voice-cloning model.`, { param: 'voice_sample' });
+  if (body.consent !== true) throw new GatewayError('consent_required', 'A voice sample needs consent: true (you have the speaker\'s consent to clone the voice).', { param: 'consent' });
+  const pass = request.gate;
+  if (pass === undefined) throw invalidApiKey();
+  const upload = await samples.ownUpload(String(sample), pass.key.record.accountId, samples.base(request));
+  if (upload === undefined) throw new GatewayError('invalid_voice_sample', 'voice_sample must be the URL of an unexpired upload of your own account (POST /audio/uploads).', { param: 'voice_sample' });
+}
+
+/** The audio file the host delivered: a data URL, or its delivery URL fetched (bounded in size and time). */
+async function download(urls: readonly unknown[], signal: AbortSignal): Promise<Buffer> {
+  const url = String(urls[0]);
+  const data = /^data:[^,]*;base64,(.*)$/s.exec(url);
+  if (data !== null) return Buffer.from(data[1] as string, 'base64');
+  const failed = (why: string) => new GatewayError('upstream_error', `The speech host's audio could not be fetched (${why}). Nothing was charged.`);
+  let response;
+  try {
+    response = await undiciRequest(url, { signal, headersTimeout: DOWNLOAD_TIMEOUT_MS, bodyTimeout: DOWNLOAD_TIMEOUT_MS });
+  } catch {
+    throw failed('connection failed');
+  }
+  if (response.statusCode !== 200) {
+    await response.body.dump();
+    throw failed(`status ${response.statusCode}`);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of response.body) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_AUDIO_BYTES) {
+      response.body.destroy();
+      throw failed('larger than 64 MB');
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+export function registerSpeechRoute(app: FastifyInstance, deps: AudioRouteDeps & { samples: VoiceSamples }): void {
+  app.post('/api/v1/audio/speech', { config: { access: { scope: 'audio', auth: 'required', rateHeaders: 'always' } } }, async (request, reply) => {
+    const media = prepareMedia(request.body, SPEECH_ROUTE, deps.catalog);
+    await checkVoiceSample(request, media, deps.samples);
+    checkHost(request, deps, media);
+    const input = { ...media.input };
+    const format = answerFormat(request.body as Record<string, unknown>, media, input);
+    const text = String(input.input);
+    const terms = termsOf(request, media, { input, characters: [...text].length });
+    const outcome = await runAudio(request, reply, deps, {
+      kind: 'speech',
+      media,
+      input,
+      terms,
+      output: 'files',
+      collect: download,
+      refusal: { spendingLimit: 'monthly_limit_exceeded', holdMadeOf: "the input's characters at the model's price", lowerBy: 'send a shorter input' },
+    });
+    if (outcome.kind !== 'delivered') return undelivered(reply, outcome);
+    return reply.code(200).type(FORMATS[format]).send(outcome.collected as Buffer);
+  });
+}
