@@ -55,15 +55,13 @@ describe('the OpenAPI document', () => {
     for (const code of ERROR_CODES) expect(doc.components.schemas.Error.description).toContain(`\`${code}\``);
   });
 
-  it('routes marked not built yet answer 501 not_implemented behind the gate', async () => {
+  it('every route of the spec is built: none is marked not built, and none answers 501', async () => {
     const { key } = await h.gw.account({ key: { scopes: ['all'] } });
-    const unbuilt = OPERATIONS.filter((op) => doc.paths[op.path][op.method]['x-not-built'] === true);
-    expect(unbuilt.length).toBeGreaterThan(0);
-    for (const op of unbuilt) {
-      const url = op.route.replace(':id', '00000000-0000-4000-8000-000000000000');
+    expect(OPERATIONS.filter((op) => doc.paths[op.path][op.method]['x-not-built'] === true)).toEqual([]);
+    for (const op of OPERATIONS.filter((o) => o.route.startsWith('/api/v1/'))) {
+      const url = op.route.replace(/:(\w+)/g, '00000000-0000-4000-8000-000000000000');
       const r = await http(h.gw.url + url, { method: op.method.toUpperCase() as 'GET' | 'POST', key, body: op.method === 'post' ? {} : undefined });
-      expect(r.status, url).toBe(501);
-      expect(r.json.error.code).toBe('not_implemented');
+      expect(r.status, `${op.method} ${url}`).not.toBe(501);
     }
   });
 });
