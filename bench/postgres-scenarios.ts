@@ -78,7 +78,7 @@ export interface PostgresResults {
   seconds_per_run: number;
   two_processes_merge: string;
   throughput_nonstream: Record<ShapeName, Record<SetupName, ThroughputRow> & { postgres_vs_sqlite: number; two_processes_vs_sqlite: number }>;
-  added_latency: Record<'sqlite_1_process' | 'postgres_1_process', { p50_ms: number; p99_ms: number; added_p50_ms: number; added_p99_ms: number }> & { direct: { p50_ms: number; p99_ms: number }; requests_each: number };
+  added_latency: Record<SetupName, { p50_ms: number; p99_ms: number; added_p50_ms: number; added_p99_ms: number }> & { direct: { p50_ms: number; p99_ms: number }; requests_each: number };
   ledger_checks: Record<SetupName, LedgerCheck>;
   ledger_ok: boolean;
 }
@@ -154,7 +154,7 @@ export async function postgresScenarios(deps: PostgresBenchDeps): Promise<Postgr
     const sqlite = await start('sqlite_1_process', [{ DATABASE_URL: `sqlite:${join(dir, 'bench.db')}` }], false);
     const postgres = await start('postgres_1_process', [{ DATABASE_URL: serverUrl(databases[0] as string) }], deps.profile);
     const redisEnv = { DATABASE_URL: serverUrl(databases[1] as string), REDIS_URL, REDIS_PREFIX: redisPrefix };
-    await start('postgres_redis_2_processes', [redisEnv, redisEnv], false);
+    const twoProcesses = await start('postgres_redis_2_processes', [redisEnv, redisEnv], false);
 
     const shapes: [ShapeName, number][] = [['one_account_20_keys', 1], ['ten_accounts_200_keys', 10]];
     for (const setup of setups) {
@@ -189,12 +189,16 @@ export async function postgresScenarios(deps: PostgresBenchDeps): Promise<Postgr
       console.log(`  PostgreSQL / SQLite: one process ${throughput[shape].postgres_vs_sqlite}, two processes ${throughput[shape].two_processes_vs_sqlite}`);
     }
 
-    // Added latency, one request at a time, interleaved blocks: direct, SQLite, PostgreSQL (one account's keys).
+    // Added latency, one request at a time, interleaved blocks: direct, SQLite, PostgreSQL, then each of the two
+    // processes on PostgreSQL + Redis in turn (one account's keys; their samples are counted together).
     const count = deps.quick ? 500 : 2000;
+    const two = parties(twoProcesses, twoProcesses.shapes.one_account_20_keys as BenchKeys);
     const timed: [string, BenchParty][] = [
       ['direct', deps.direct],
       ['sqlite_1_process', parties(sqlite, sqlite.shapes.one_account_20_keys as BenchKeys)[0] as BenchParty],
       ['postgres_1_process', parties(postgres, postgres.shapes.one_account_20_keys as BenchKeys)[0] as BenchParty],
+      ['postgres_redis_2_processes', two[0] as BenchParty],
+      ['postgres_redis_2_processes', two[1] as BenchParty],
     ];
     const pools = timed.map(([, party]) => new Pool(party.url, { connections: 1 }));
     const samples = timed.map(() => [] as number[]);
@@ -203,13 +207,14 @@ export async function postgresScenarios(deps: PostgresBenchDeps): Promise<Postgr
     }
     for (const pool of pools) await pool.close();
     const direct = { p50_ms: round(percentile(samples[0] ?? [], 50), 3), p99_ms: round(percentile(samples[0] ?? [], 99), 3) };
-    const latencyOf = (i: number) => {
-      const p50 = round(percentile(samples[i] ?? [], 50), 3);
-      const p99 = round(percentile(samples[i] ?? [], 99), 3);
+    const latencyOf = (...parts: number[]) => {
+      const all = parts.flatMap((i) => samples[i] ?? []);
+      const p50 = round(percentile(all, 50), 3);
+      const p99 = round(percentile(all, 99), 3);
       return { p50_ms: p50, p99_ms: p99, added_p50_ms: round(p50 - direct.p50_ms, 3), added_p99_ms: round(p99 - direct.p99_ms, 3) };
     };
-    const latency = { requests_each: count, direct, sqlite_1_process: latencyOf(1), postgres_1_process: latencyOf(2) };
-    console.log(`added latency (sequential, ${count} each, one account): SQLite p50 +${latency.sqlite_1_process.added_p50_ms} ms, p99 +${latency.sqlite_1_process.added_p99_ms} ms; PostgreSQL p50 +${latency.postgres_1_process.added_p50_ms} ms, p99 +${latency.postgres_1_process.added_p99_ms} ms (direct p50 ${direct.p50_ms} ms)`);
+    const latency = { requests_each: count, direct, sqlite_1_process: latencyOf(1), postgres_1_process: latencyOf(2), postgres_redis_2_processes: latencyOf(3, 4) };
+    console.log(`added latency (sequential, ${count} each, one account): SQLite p50 +${latency.sqlite_1_process.added_p50_ms} ms, p99 +${latency.sqlite_1_process.added_p99_ms} ms; PostgreSQL p50 +${latency.postgres_1_process.added_p50_ms} ms, p99 +${latency.postgres_1_process.added_p99_ms} ms; two processes p50 +${latency.postgres_redis_2_processes.added_p50_ms} ms, p99 +${latency.postgres_redis_2_processes.added_p99_ms} ms (direct p50 ${direct.p50_ms} ms)`);
 
     const ledgers = {} as Record<SetupName, LedgerCheck>;
     for (const setup of setups) {
