@@ -65,7 +65,7 @@ describe('without a key', () => {
     expect(refused.json).toEqual(refusal(601));
     expect(refused.json.error.message).toMatch(/all callers without a key/);
     expect(refused.headers['x-ratelimit-limit']).toBe('600');
-  });
+  }, 60_000); // 601 MCP requests: seconds of CPU, more on a busy machine
 
   it('GET /mcp (a notification stream) is 405 with Allow: POST: the endpoint is stateless', async () => {
     const r = await http(`${gw.url}/mcp`, { headers: { accept: 'text/event-stream' } });
