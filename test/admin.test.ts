@@ -129,30 +129,39 @@ describe('admin CLI', () => {
       const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/main.ts', 'admin', ...args], { env });
       return JSON.parse(stdout);
     };
-    const account = await cli('accounts', 'create', '--name', 'CLI Co', '--email', 'cli@co.test');
-    expect(account.name).toBe('CLI Co');
-    const topped = await cli('credits', 'add', account.id, '--credits', '7.5', '--purchase');
-    expect(topped).toMatchObject({ balance_credits: 7.5, has_purchase: true });
-    const key = await cli('keys', 'create', account.id, '--name', 'cli key', '--scopes', 'read,chat,embeddings', '--rpm', '120', '--daily-limit', '2');
-    expect(key.key).toMatch(/^svc_live_/);
-    expect(key.scopes).toEqual(['read', 'chat', 'embeddings']);
-    expect((await gw.api('/models?limit=1', { key: key.key })).status).toBe(200);
-    const rotated = await cli('keys', 'rotate', key.id);
-    expect((await gw.api('/models?limit=1', { key: key.key })).status).toBe(401);
-    await cli('keys', 'revoke', rotated.id);
-    expect((await gw.api('/models?limit=1', { key: rotated.key })).status).toBe(401);
-    const list = await cli('keys', 'list', account.id);
-    expect(list).toHaveLength(2);
+    // The two sequences are independent (a running gateway; a database of its own): they run side by side.
+    const throughGateway = async () => {
+      const account = await cli('accounts', 'create', '--name', 'CLI Co', '--email', 'cli@co.test');
+      expect(account.name).toBe('CLI Co');
+      // Credits and the key need only the account: both at once.
+      const [topped, key] = await Promise.all([
+        cli('credits', 'add', account.id, '--credits', '7.5', '--purchase'),
+        cli('keys', 'create', account.id, '--name', 'cli key', '--scopes', 'read,chat,embeddings', '--rpm', '120', '--daily-limit', '2'),
+      ]);
+      expect(topped).toMatchObject({ balance_credits: 7.5, has_purchase: true });
+      expect(key.key).toMatch(/^svc_live_/);
+      expect(key.scopes).toEqual(['read', 'chat', 'embeddings']);
+      expect((await gw.api('/models?limit=1', { key: key.key })).status).toBe(200);
+      const rotated = await cli('keys', 'rotate', key.id);
+      expect((await gw.api('/models?limit=1', { key: key.key })).status).toBe(401);
+      await cli('keys', 'revoke', rotated.id);
+      expect((await gw.api('/models?limit=1', { key: rotated.key })).status).toBe(401);
+      const list = await cli('keys', 'list', account.id);
+      expect(list).toHaveLength(2);
+    };
 
-    const dir = mkdtempSync(join(tmpdir(), 'gw-cli-'));
-    try {
-      const direct = { ...env, DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}` };
-      const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/main.ts', 'admin', '--direct', 'accounts', 'create', '--name', 'Direct'], { env: direct });
-      const created = JSON.parse(stdout);
-      const { stdout: got } = await run(process.execPath, ['--import', 'tsx', 'src/main.ts', 'admin', '--direct', 'accounts', 'get', created.id], { env: direct });
-      expect(JSON.parse(got).name).toBe('Direct');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }, 120_000); // nine CLI processes, each compiling the sources through tsx: slow on a busy machine
+    const direct = async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'gw-cli-'));
+      try {
+        const directEnv = { ...env, DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}` };
+        const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/main.ts', 'admin', '--direct', 'accounts', 'create', '--name', 'Direct'], { env: directEnv });
+        const created = JSON.parse(stdout);
+        const { stdout: got } = await run(process.execPath, ['--import', 'tsx', 'src/main.ts', 'admin', '--direct', 'accounts', 'get', created.id], { env: directEnv });
+        expect(JSON.parse(got).name).toBe('Direct');
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    };
+    await Promise.all([throughGateway(), direct()]);
+  }, 120_000); // nine CLI processes (at most three at once), each compiling the sources through tsx: slow on a busy machine
 });

@@ -128,5 +128,5 @@ describe('crash recovery', () => {
     } finally {
       second.child.kill('SIGTERM');
     }
-  });
+  }, 120_000); // two gateway processes, each compiling the sources through tsx: slow on a busy machine
 });

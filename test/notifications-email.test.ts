@@ -45,7 +45,9 @@ async function until(check: () => boolean, ms = 8_000): Promise<void> {
   while (!check() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
 }
 
-describe('limit notifications and e-mail', () => {
+// Concurrent: each test has accounts and addresses of its own, and most of its time is the wait
+// that shows no further mail comes.
+describe.concurrent('limit notifications and e-mail', () => {
   let smtp: Awaited<ReturnType<typeof smtpServer>>;
   let h: ChatHarness;
   let hold: number;

@@ -177,8 +177,13 @@ for (const dialect of DIALECTS) {
         // B's own connections come back one by one (each on its own retry schedule).
         await within(5_000, async () => (await models(a, revokedOnB.key)).status === 401);
 
-        // Back to normal: B caches keys again.
+        // Back to normal: B caches keys again. The new key's 'created' change reaches B through Redis
+        // some time after A answers; a lookup it overlaps caches nothing (by design), so wait for it first.
+        const reachedB: string[] = [];
+        const stopListening = b.gateway.keyEvents.subscribe((change) => reachedB.push(change.keyId));
         const fresh = await a.account();
+        await within(5_000, () => reachedB.includes(fresh.keyId));
+        stopListening();
         await models(b, fresh.key);
         const cached = keyReads();
         await models(b, fresh.key);

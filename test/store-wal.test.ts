@@ -23,7 +23,8 @@ describe('WAL checkpointer', () => {
       }
       expect(statSync(`${file}-wal`).size).toBeGreaterThan(0);
       const afterWrites = statSync(file).size;
-      await new Promise((r) => setTimeout(r, 1500));
+      // The checkpointer (a worker thread, every second) copies them back: wait for it, up to 10 s on a busy machine.
+      for (let end = Date.now() + 10_000; statSync(file).size <= Math.max(before, afterWrites) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 50));
       expect(statSync(file).size).toBeGreaterThan(Math.max(before, afterWrites));
       await store.close();
       expect(statSync(`${file}-wal`, { throwIfNoEntry: false })?.size ?? 0).toBe(0);
