@@ -92,7 +92,8 @@ async function main(): Promise<void> {
     const slow = await spawnJson<{ baseUrl: string; apiKey: string }>(['--import', 'tsx', 'bench/emulator-process.ts'], {
       BENCH_EMULATOR_KIND: 'deepseek',
       BENCH_EMULATOR_DEFAULT: JSON.stringify({ kind: 'text', text: 'tick '.repeat(20), chunks: 20 }),
-      BENCH_EMULATOR_CHUNK_DELAY_MS: String(Math.round((SECONDS * 1000) / 20)),
+      // Each stream lasts twice SECONDS, so all of them are open at once while the last ones are still being admitted.
+      BENCH_EMULATOR_CHUNK_DELAY_MS: String(Math.round((2 * SECONDS * 1000) / 20)),
     }, JSON_LINE);
     children.push(slow.child);
     const proxy = await spawnJson<{ url: string }>(['--import', 'tsx', 'bench/bare-proxy.ts'], { BENCH_PROXY_TARGET: new URL(fast.value.baseUrl).origin }, JSON_LINE);
@@ -137,8 +138,8 @@ async function main(): Promise<void> {
     const directStreams: OpenStreamsResult = await openStreams(slowBase.origin, '/chat/completions', streamCount, () => ({ authorization: `Bearer ${slow.value.apiKey}` }), streamBody.replace('deepseek-flash', 'deepseek-chat'), gateway.child.pid as number, false);
     const gatewayStreams: OpenStreamsResult = await openStreams(gatewayUrl, '/api/v1/chat/completions', streamCount, () => ({ authorization: `Bearer ${keys.next()}` }), streamBody, gateway.child.pid as number, true);
     const stats = (await (await fetch(`${gatewayUrl}/admin/v1/stats`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as { event_loop_delay_ms: { p50: number; p99: number; max: number } };
-    results.open_streams = { streams: streamCount, held_seconds: SECONDS, direct: directStreams, gateway: { ...gatewayStreams, event_loop_delay_ms: stats.event_loop_delay_ms } };
-    console.log(`\nopen streams (${streamCount} × ${SECONDS}s): gateway errors ${gatewayStreams.errors}, completed ${gatewayStreams.completed}, peak RSS ${gatewayStreams.peak_rss_mib} MiB (${gatewayStreams.rss_before_mib} MiB before), event-loop delay p99 ${round(stats.event_loop_delay_ms.p99)} ms, max ${round(stats.event_loop_delay_ms.max)} ms; direct errors ${directStreams.errors}`);
+    results.open_streams = { streams: streamCount, held_seconds: 2 * SECONDS, direct: directStreams, gateway: { ...gatewayStreams, event_loop_delay_ms: stats.event_loop_delay_ms } };
+    console.log(`\nopen streams (${streamCount} × ${2 * SECONDS}s): gateway errors ${gatewayStreams.errors}, completed ${gatewayStreams.completed}, at most ${gatewayStreams.peak_open} open at once, peak RSS ${gatewayStreams.peak_rss_mib} MiB (${gatewayStreams.rss_before_mib} MiB before), event-loop delay p99 ${round(stats.event_loop_delay_ms.p99)} ms, max ${round(stats.event_loop_delay_ms.max)} ms; direct errors ${directStreams.errors}`);
 
     // Warm-up (JIT, pools, caches).
     for (const party of parties) await throughput(party, message(false), 10, 2);
