@@ -1,12 +1,19 @@
 /**
  * Many concurrent open streams: each on its own connection, held until the answer
- * ends. Counts errors and completions and samples the gateway's resident memory.
+ * ends. Counts errors and completions, the most streams open at once, and samples the
+ * gateway's resident memory. At most PENDING_CAP connections (below Node's default listen backlog of 511) wait for their answer's
+ * headers at a time: beyond what the server admits per second, more would only overflow
+ * the kernel's listen backlog (connections reset), which is not what is measured here.
  */
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
 
+const PENDING_CAP = 400;
+
 export interface OpenStreamsResult {
   errors: number;
+  /** The most streams open at once (answer headers received, end not yet). */
+  peak_open: number;
   /** Error kinds: HTTP status or socket error code → count. */
   error_kinds: Record<string, number>;
   completed: number;
@@ -31,6 +38,10 @@ export async function openStreams(origin: string, path: string, count: number, h
   const started = Date.now();
   let errors = 0;
   let completed = 0;
+  let pending = 0;
+  let open = 0;
+  let peakOpen = 0;
+  let admitted: () => void = () => undefined;
   const kinds: Record<string, number> = {};
   const fail = (kind: string) => {
     errors++;
@@ -38,21 +49,35 @@ export async function openStreams(origin: string, path: string, count: number, h
   };
   const one = () =>
     new Promise<void>((resolve) => {
+      pending++;
+      let waiting = true;
+      const answered = () => {
+        if (!waiting) return;
+        waiting = false;
+        pending--;
+        admitted();
+      };
       const request = http.request({ host: url.hostname, port: url.port, path, method: 'POST', agent, headers: { ...headers(), 'content-type': 'application/json' } }, (response) => {
+        answered();
+        open++;
+        peakOpen = Math.max(peakOpen, open);
         let tail = '';
         response.setEncoding('utf8');
         response.on('data', (chunk: string) => (tail = (tail + chunk).slice(-64)));
         response.on('end', () => {
+          open--;
           if (response.statusCode === 200 && tail.includes('[DONE]')) completed++;
           else fail(response.statusCode === 200 ? `200 without [DONE]: ${tail.slice(-40)}` : `HTTP ${response.statusCode}: ${tail.slice(-60)}`);
           resolve();
         });
         response.on('error', (error: NodeJS.ErrnoException) => {
+          open--;
           fail(`response ${error.code ?? error.message}`);
           resolve();
         });
       });
       request.on('error', (error: NodeJS.ErrnoException) => {
+        answered();
         fail(`request ${error.code ?? error.message}`);
         resolve();
       });
@@ -63,9 +88,10 @@ export async function openStreams(origin: string, path: string, count: number, h
   for (let i = 0; i < count; i++) {
     all.push(one());
     if (i % 250 === 249) await new Promise((r) => setTimeout(r, 20));
+    while (pending >= PENDING_CAP) await new Promise<void>((r) => (admitted = r));
   }
   await Promise.all(all);
   if (sampler !== undefined) clearInterval(sampler);
   agent.destroy();
-  return { errors, error_kinds: kinds, completed, peak_rss_mib: measureRss ? Math.round(peak) : null, rss_before_mib: measureRss ? Math.round(before) : null, seconds: Math.round((Date.now() - started) / 100) / 10 };
+  return { errors, error_kinds: kinds, completed, peak_open: peakOpen, peak_rss_mib: measureRss ? Math.round(peak) : null, rss_before_mib: measureRss ? Math.round(before) : null, seconds: Math.round((Date.now() - started) / 100) / 10 };
 }

@@ -15,6 +15,7 @@ import { checkLedger, createBenchAccounts, type BenchKeys } from './accounts.ts'
 import { largePart, type GatewayStats } from './large-part.ts';
 import { openStreams, type OpenStreamsResult } from './open-streams.ts';
 import { postgresScenarios } from './postgres-scenarios.ts';
+import { plotBench } from './plot.ts';
 
 const PROFILE = process.argv.includes('--profile');
 const QUICK = process.argv.includes('--quick');
@@ -92,7 +93,8 @@ async function main(): Promise<void> {
     const slow = await spawnJson<{ baseUrl: string; apiKey: string }>(['--import', 'tsx', 'bench/emulator-process.ts'], {
       BENCH_EMULATOR_KIND: 'deepseek',
       BENCH_EMULATOR_DEFAULT: JSON.stringify({ kind: 'text', text: 'tick '.repeat(20), chunks: 20 }),
-      BENCH_EMULATOR_CHUNK_DELAY_MS: String(Math.round((SECONDS * 1000) / 20)),
+      // Each stream lasts twice SECONDS, so all of them are open at once while the last ones are still being admitted.
+      BENCH_EMULATOR_CHUNK_DELAY_MS: String(Math.round((2 * SECONDS * 1000) / 20)),
     }, JSON_LINE);
     children.push(slow.child);
     const proxy = await spawnJson<{ url: string }>(['--import', 'tsx', 'bench/bare-proxy.ts'], { BENCH_PROXY_TARGET: new URL(fast.value.baseUrl).origin }, JSON_LINE);
@@ -125,18 +127,20 @@ async function main(): Promise<void> {
       { name: 'gateway', url: gatewayUrl, path: '/api/v1/chat/completions', headers: () => ({ authorization: `Bearer ${keys.next()}` }) },
     ];
     const message = (stream: boolean) => JSON.stringify({ model: 'gpt-6-luna', messages: [{ role: 'user', content: 'Say hello in one short sentence.' }], max_tokens: 64, stream });
-    const results: Record<string, unknown> = { date: new Date().toISOString(), machine: { cores: cpus().length, cpu: cpus()[0]?.model, node: process.version }, seconds_per_run: SECONDS };
+    const args = process.argv.slice(2);
+    const command = args.length === 0 ? 'npm run bench' : `npm run bench -- ${args.join(' ')}`;
+    const results: Record<string, unknown> = { date: new Date().toISOString(), machine: { cores: cpus().length, cpu: cpus()[0]?.model, node: process.version }, command, seconds_per_run: SECONDS };
 
-    // Scenario 4 first, on a fresh process, so its peak RSS is the streams' own: 5,000 concurrent open streams held for SECONDS.
+    // Scenario 4 first, on a fresh process, so its peak RSS is the streams' own: 10,000 concurrent open streams held for SECONDS.
     const slowBase = new URL(slow.value.baseUrl);
     const streamBody = JSON.stringify({ model: 'deepseek-flash', messages: [{ role: 'user', content: 'Hold the line.' }], max_tokens: 64, stream: true });
-    const streamCount = QUICK ? 1000 : 5000;
+    const streamCount = QUICK ? 1000 : 10_000;
     await fetch(`${gatewayUrl}/admin/v1/stats?reset=true`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
     const directStreams: OpenStreamsResult = await openStreams(slowBase.origin, '/chat/completions', streamCount, () => ({ authorization: `Bearer ${slow.value.apiKey}` }), streamBody.replace('deepseek-flash', 'deepseek-chat'), gateway.child.pid as number, false);
     const gatewayStreams: OpenStreamsResult = await openStreams(gatewayUrl, '/api/v1/chat/completions', streamCount, () => ({ authorization: `Bearer ${keys.next()}` }), streamBody, gateway.child.pid as number, true);
     const stats = (await (await fetch(`${gatewayUrl}/admin/v1/stats`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as { event_loop_delay_ms: { p50: number; p99: number; max: number } };
-    results.open_streams = { streams: streamCount, held_seconds: SECONDS, direct: directStreams, gateway: { ...gatewayStreams, event_loop_delay_ms: stats.event_loop_delay_ms } };
-    console.log(`\nopen streams (${streamCount} × ${SECONDS}s): gateway errors ${gatewayStreams.errors}, completed ${gatewayStreams.completed}, peak RSS ${gatewayStreams.peak_rss_mib} MiB (${gatewayStreams.rss_before_mib} MiB before), event-loop delay p99 ${round(stats.event_loop_delay_ms.p99)} ms, max ${round(stats.event_loop_delay_ms.max)} ms; direct errors ${directStreams.errors}`);
+    results.open_streams = { streams: streamCount, held_seconds: 2 * SECONDS, direct: directStreams, gateway: { ...gatewayStreams, event_loop_delay_ms: stats.event_loop_delay_ms } };
+    console.log(`\nopen streams (${streamCount} × ${2 * SECONDS}s): gateway errors ${gatewayStreams.errors}, completed ${gatewayStreams.completed}, at most ${gatewayStreams.peak_open} open at once, peak RSS ${gatewayStreams.peak_rss_mib} MiB (${gatewayStreams.rss_before_mib} MiB before), event-loop delay p99 ${round(stats.event_loop_delay_ms.p99)} ms, max ${round(stats.event_loop_delay_ms.max)} ms; direct errors ${directStreams.errors}`);
 
     // Warm-up (JIT, pools, caches).
     for (const party of parties) await throughput(party, message(false), 10, 2);
@@ -155,14 +159,15 @@ async function main(): Promise<void> {
 
     // Scenario 3: added latency, one request at a time, interleaved blocks.
     const pools = Object.fromEntries(parties.map((p) => [p.name, new Pool(p.url, { connections: 1 })]));
-    const samples: Record<string, number[]> = { direct: [], gateway: [] };
+    const samples: Record<string, number[]> = { direct: [], proxy: [], gateway: [] };
     const count = QUICK ? 500 : 2000;
     for (let block = 0; block < count / 100; block++) {
-      for (const party of parties.filter((p) => p.name !== 'proxy')) samples[party.name]?.push(...(await sequentialLatencies(party, message(false), 100, pools[party.name] as Pool)));
+      for (const party of parties) samples[party.name]?.push(...(await sequentialLatencies(party, message(false), 100, pools[party.name] as Pool)));
     }
     const latency = {
       requests_each: count,
       direct: { p50_ms: round(percentile(samples.direct ?? [], 50), 3), p99_ms: round(percentile(samples.direct ?? [], 99), 3) },
+      proxy: { p50_ms: round(percentile(samples.proxy ?? [], 50), 3), p99_ms: round(percentile(samples.proxy ?? [], 99), 3) },
       gateway: { p50_ms: round(percentile(samples.gateway ?? [], 50), 3), p99_ms: round(percentile(samples.gateway ?? [], 99), 3) },
       added_p50_ms: 0,
       added_p99_ms: 0,
@@ -175,7 +180,9 @@ async function main(): Promise<void> {
     // Scenario 5: a 100k-token prompt; do other requests stall meanwhile?
     const bigText = 'The quick brown fox jumps over the lazy dog. '.repeat(10_000);
     const bigBody = JSON.stringify({ model: 'gpt-6-luna', messages: [{ role: 'user', content: bigText }], max_tokens: 16 });
-    const big = { direct: [] as number[], gateway: [] as number[] };
+    const big = { direct: [] as number[], gateway: [] as number[], freshDirect: [] as number[], freshGateway: [] as number[] };
+    // The same prompt again is what a conversation's history or a long system prompt is; a fresh one is a text never counted before.
+    const freshBody = (i: number) => bigBody.replace('The quick', `Run ${i} at ${Date.now()}: the quick`);
     const smallDuring: number[] = [];
     let running = true;
     const background = (async () => {
@@ -185,6 +192,8 @@ async function main(): Promise<void> {
     for (let i = 0; i < 5; i++) {
       big.direct.push(...(await sequentialLatencies(parties[0] as Party, bigBody, 1, bigPool.direct as Pool)));
       big.gateway.push(...(await sequentialLatencies(parties[2] as Party, bigBody, 1, bigPool.gateway as Pool)));
+      big.freshDirect.push(...(await sequentialLatencies(parties[0] as Party, freshBody(i), 1, bigPool.direct as Pool)));
+      big.freshGateway.push(...(await sequentialLatencies(parties[2] as Party, freshBody(i), 1, bigPool.gateway as Pool)));
     }
     running = false;
     await background;
@@ -193,10 +202,11 @@ async function main(): Promise<void> {
       direct_p50_ms: round(percentile(big.direct, 50)),
       gateway_p50_ms: round(percentile(big.gateway, 50)),
       time_in_gateway_ms: round(percentile(big.gateway, 50) - percentile(big.direct, 50)),
+      fresh_prompt_time_in_gateway_ms: round(percentile(big.freshGateway, 50) - percentile(big.freshDirect, 50)),
       small_requests_meanwhile: { count: smallDuring.length, p50_ms: round(percentile(smallDuring, 50), 3), max_ms: round(Math.max(...smallDuring), 3) },
     };
     results.large_prompt = bigResult;
-    console.log(`\n100k-token prompt: ${bigResult.time_in_gateway_ms} ms in the gateway (p50 of 5); small requests meanwhile: ${bigResult.small_requests_meanwhile.count}, p50 ${bigResult.small_requests_meanwhile.p50_ms} ms, max ${bigResult.small_requests_meanwhile.max_ms} ms`);
+    console.log(`\n100k-token prompt: ${bigResult.time_in_gateway_ms} ms in the gateway (p50 of 5; a fresh prompt each time: ${bigResult.fresh_prompt_time_in_gateway_ms} ms); small requests meanwhile: ${bigResult.small_requests_meanwhile.count}, p50 ${bigResult.small_requests_meanwhile.p50_ms} ms, max ${bigResult.small_requests_meanwhile.max_ms} ms`);
     for (const pool of [...Object.values(pools), ...Object.values(bigPool)]) await pool.close();
 
     // Scenario 6: a 20 MiB data URL (a PDF): how long its part takes in the gateway, and do other requests stall meanwhile?
@@ -235,6 +245,10 @@ async function main(): Promise<void> {
     results.duration_seconds = round((Date.now() - started) / 1000, 1);
     writeFileSync(new URL('latest.json', RESULTS), JSON.stringify(results, null, 2) + '\n');
     console.log(`\nwritten: bench/results/latest.json (${results.duration_seconds} s)`);
+    await plotBench(results as unknown as Parameters<typeof plotBench>[0], new URL('latest.png', RESULTS)).then(
+      () => console.log('written: bench/results/latest.png'),
+      (error: Error) => console.log(`no plot (headless Chromium, CHROMIUM_PATH): ${error.message.split('\n')[0]}`),
+    );
     if (!ledger.ok || !postgres.ledger_ok) process.exitCode = 1;
   } finally {
     for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
