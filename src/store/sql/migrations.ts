@@ -4,6 +4,7 @@ import { firstMigrations } from './migrations-v1.ts';
 import { mediaJobsMigration } from './media-jobs-migration.ts';
 import { moneyMigrations } from './migrations-v2.ts';
 import { usageMigration } from './migration-usage.ts';
+import { usageDailyMigration } from './migration-usage-daily.ts';
 import type { Dialect } from './tables.ts';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
@@ -15,6 +16,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '004_media_jobs': mediaJobsMigration,
         // The dashboard's rollups and job-log indexes (migration-usage.ts); numbered high to stay last.
         '090_dashboard_usage': usageMigration(dialect),
+        '091_dashboard_daily_usage': usageDailyMigration(dialect),
       };
     },
   };
