@@ -3,17 +3,20 @@
  *   [--explain]            print EXPLAIN of every money statement on PostgreSQL (docs/money-path.md)
  *   [--ops N] [--concurrency C]  hold+settle pairs on one account, on SQLite (file) and PostgreSQL,
  *                          with group commit and (on PostgreSQL) without it
+ *   [--without-rollups]    the same with the dashboard's usage-rollup trigger dropped (what the rollups cost)
  * PostgreSQL: TEST_POSTGRES_URL or postgres://postgres@127.0.0.1:5432/test, in a schema of its own.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { openStore, type StoreOptions } from '../src/store/open-store.ts';
 import { postgresStatement, type AnyMovement } from '../src/store/sql/money-plan.ts';
 import { closeMovement, holdMovement, type Closing } from '../src/store/sql/money-sql.ts';
 import type { NewHold } from '../src/store/money-contract.ts';
+import { sqlDatabaseOf } from '../src/store/sql/sql-store.ts';
 import type { Store } from '../src/store/types.ts';
 
 const PG_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -52,6 +55,7 @@ const newHold = (accountId: string, keyId: string): NewHold => ({
 
 async function throughput(label: string, url: string, options: StoreOptions, ops: number, concurrency: number): Promise<void> {
   const store = await openStore(url, options);
+  if (process.argv.includes('--without-rollups')) await sql`DROP TRIGGER usage_rollup_on_close ${sql.raw(url.startsWith('sqlite') ? '' : 'ON ledger')}`.execute(sqlDatabaseOf(store) ?? fail());
   const { accountId, keyId } = await payer(store);
   let started = 0;
   const t0 = performance.now();
@@ -69,6 +73,10 @@ async function throughput(label: string, url: string, options: StoreOptions, ops
   if (account?.held !== 0 || account.balance !== 1e15 - ops * 500) throw new Error(`money does not add up: ${JSON.stringify(account)}`);
   console.log(`| ${label} | ${concurrency} | ${ops} | ${Math.round(ops / seconds)} |`);
   await store.close();
+}
+
+function fail(): never {
+  throw new Error('not a SQL store');
 }
 
 async function explain(): Promise<void> {

@@ -15,33 +15,29 @@ import type { Dialect } from './tables.ts';
  * A token count from the job's usage JSON (a text column, migration 003: `{"prompt_tokens":…,"completion_tokens":…}`),
  * 0 when the job has none (no usage, or units of another kind such as images).
  */
-export function tokens(dialect: Dialect, field: 'prompt_tokens' | 'completion_tokens'): string {
+function tokens(dialect: Dialect, field: 'prompt_tokens' | 'completion_tokens'): string {
   return dialect === 'sqlite'
     ? `coalesce(json_extract(j.usage, '$.${field}'), 0)`
     : `coalesce((j.usage::json->>'${field}')::numeric::bigint, 0)`;
 }
 
 /**
- * Bucket (hour, or `size` ms), row key and amounts of a closed job, for a trigger's SELECT (`ledger` = the ledger row's alias, `j` = its job).
+ * Hour bucket, row key and amounts of a closed job, for a trigger's SELECT (`ledger` = the ledger row's alias, `j` = its job).
  * A refunded job costs 0 and counts no credits; a canceled run that was billed (settled) counts as a success.
  */
-export function rollupSelect(dialect: Dialect, ledger: string, size = 3600000): string {
+export function rollupSelect(dialect: Dialect, ledger: string): string {
   return `
-  SELECT (j.created_at / ${size}) * ${size} AS hour, j.account_id AS account_id, coalesce(j.key_id, '') AS key_id, j.model AS model,
+  SELECT (j.created_at / 3600000) * 3600000 AS hour, j.account_id AS account_id, coalesce(j.key_id, '') AS key_id, j.model AS model,
          CASE WHEN ${ledger}.kind = 'settle' AND j.error_code IS NULL THEN '' ELSE coalesce(j.error_code, j.status) END AS code,
          1 AS requests, CASE WHEN ${ledger}.kind = 'settle' THEN ${ledger}.amount ELSE 0 END AS credits,
          ${tokens(dialect, 'prompt_tokens')} AS prompt_tokens, ${tokens(dialect, 'completion_tokens')} AS completion_tokens`;
 }
 
-/** The upsert adding a row's amounts to `table`'s row of the same (bucket, account, key, model, code). */
-export function upsert(table = 'usage_rollups', bucket = 'hour'): string {
-  return `ON CONFLICT (${bucket}, account_id, key_id, model, code) DO UPDATE SET
-  requests = ${table}.requests + excluded.requests,
-  credits = ${table}.credits + excluded.credits,
-  prompt_tokens = ${table}.prompt_tokens + excluded.prompt_tokens,
-  completion_tokens = ${table}.completion_tokens + excluded.completion_tokens`;
-}
-const UPSERT = upsert();
+export const UPSERT = `ON CONFLICT (hour, account_id, key_id, model, code) DO UPDATE SET
+  requests = usage_rollups.requests + excluded.requests,
+  credits = usage_rollups.credits + excluded.credits,
+  prompt_tokens = usage_rollups.prompt_tokens + excluded.prompt_tokens,
+  completion_tokens = usage_rollups.completion_tokens + excluded.completion_tokens`;
 
 export const COLUMNS = '(hour, account_id, key_id, model, code, requests, credits, prompt_tokens, completion_tokens)';
 

@@ -4,7 +4,7 @@ import { firstMigrations } from './migrations-v1.ts';
 import { mediaJobsMigration } from './media-jobs-migration.ts';
 import { moneyMigrations } from './migrations-v2.ts';
 import { usageMigration } from './migration-usage.ts';
-import { usageDailyMigration } from './migration-usage-daily.ts';
+import { usageTotalsMigration } from './migration-usage-totals.ts';
 import type { Dialect } from './tables.ts';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
@@ -16,7 +16,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '004_media_jobs': mediaJobsMigration,
         // The dashboard's rollups and job-log indexes (migration-usage.ts); numbered high to stay last.
         '090_dashboard_usage': usageMigration(dialect),
-        '091_dashboard_daily_usage': usageDailyMigration(dialect),
+        '091_dashboard_usage_totals': usageTotalsMigration(dialect),
       };
     },
   };
