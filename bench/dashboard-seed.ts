@@ -136,6 +136,6 @@ export async function seedPostgres(client: pg.Client, jobs: number, now: number)
   report('ledger rows and rollups (by the ledger trigger)', ledger);
   await client.query(MONTH_COUNTERS, [startOfUtcMonth(now)]);
   // Visibility maps for index-only scans, and statistics; these tables only, not the whole shared database.
-  await client.query('VACUUM ANALYZE accounts, api_keys, notifications, jobs, ledger, usage_rollups, usage_rollups_daily');
+  await client.query('VACUUM ANALYZE accounts, api_keys, notifications, jobs, ledger, usage_rollups, usage_key_hours, usage_key_days, usage_model_days, usage_code_days');
   return SEEDED;
 }
