@@ -67,6 +67,8 @@ function paths(now: number, seeded: Seeded, cursor: string): [string, string][] 
     ['request log, one model', '/admin/v1/jobs?limit=50&model=claude-test'],
     ['request log, one error code', '/admin/v1/jobs?limit=50&code=provider_timeout'],
     ['request log, failed', '/admin/v1/jobs?limit=50&status=failed'],
+    ['request log, canceled (there are none)', '/admin/v1/jobs?limit=50&status=canceled'],
+    ['request log, processing (there are none)', '/admin/v1/jobs?limit=50&status=processing'],
     ['request log, key + model + code', `/admin/v1/jobs?limit=50&key_id=${keyId}&model=gpt-test&code=upstream_error`],
     ['request log CSV, first 500 rows', '/admin/v1/jobs.csv'],
     ['request log CSV, one key and model (all rows)', `/admin/v1/jobs.csv?key_id=${keyId}&model=gpt-test`],

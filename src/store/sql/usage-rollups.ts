@@ -65,7 +65,8 @@ export class SqlUsageStore implements UsageStore {
     if (filter.accountId !== undefined) q = q.where('j.account_id', '=', filter.accountId);
     if (filter.keyId !== undefined) q = q.where('j.key_id', '=', filter.keyId);
     if (filter.model !== undefined) q = q.where('j.model', '=', filter.model);
-    if (filter.status !== undefined) q = q.where('j.status', '=', filter.status);
+    // A literal (one of four statuses), so that the planners match the partial index on failed and canceled jobs.
+    if (filter.status !== undefined) q = q.where('j.status', '=', sql.lit(filter.status));
     if (filter.code !== undefined) q = q.where('j.error_code', '=', filter.code);
     const before = filter.before;
     if (before !== undefined) {
