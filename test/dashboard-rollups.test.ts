@@ -41,6 +41,9 @@ describe.each(DIALECTS)('usage rollups on $name', (dialect) => {
     expect(byId.get(refunded)).toMatchObject({ status: 'failed', errorCode: 'upstream_error', promptTokens: null, cost: 0 });
     expect(byId.get(jobs[3] ?? '')).toMatchObject({ status: 'processing', cost: null });
     expect((await usage.jobLog({ accountId, status: 'processing', limit: 10 })).map((row) => row.id)).toEqual([jobs[3]]);
+    expect((await usage.jobLog({ accountId, status: 'canceled', limit: 10 })).map((row) => row.id)).toEqual([canceled]);
+    expect((await usage.jobLog({ accountId, status: 'failed', limit: 10 })).map((row) => row.id)).toEqual([refunded]);
+    expect((await usage.jobLog({ accountId, status: 'succeeded', limit: 10 })).map((row) => row.id)).toEqual([settled]);
   });
 });
 
