@@ -59,6 +59,7 @@ async function throughput(label: string, url: string, options: StoreOptions, ops
   const { accountId, keyId } = await payer(store);
   let started = 0;
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   await Promise.all(Array.from({ length: concurrency }, async () => {
     while (started < ops) {
       started++;
@@ -69,9 +70,12 @@ async function throughput(label: string, url: string, options: StoreOptions, ops
     }
   }));
   const seconds = (performance.now() - t0) / 1000;
+  // This process's CPU per pair: on SQLite all of the work, whatever else the machine runs.
+  const cpu = process.cpuUsage(cpu0);
+  const cpuPerPair = (cpu.user + cpu.system) / ops;
   const account = await store.getAccount(accountId);
   if (account?.held !== 0 || account.balance !== 1e15 - ops * 500) throw new Error(`money does not add up: ${JSON.stringify(account)}`);
-  console.log(`| ${label} | ${concurrency} | ${ops} | ${Math.round(ops / seconds)} |`);
+  console.log(`| ${label} | ${concurrency} | ${ops} | ${Math.round(ops / seconds)} | ${Math.round(cpuPerPair)} |`);
   await store.close();
 }
 
@@ -119,7 +123,7 @@ if (process.argv.includes('--explain')) {
 } else {
   const ops = arg('--ops', 5_000);
   const concurrency = arg('--concurrency', 50);
-  console.log('| store | concurrent pairs | hold+settle pairs | pairs/s |\n|---|---|---|---|');
+  console.log('| store | concurrent pairs | hold+settle pairs | pairs/s | CPU µs per pair (this process) |\n|---|---|---|---|---|');
   const dir = mkdtempSync(join(tmpdir(), 'money-bench-'));
   await throughput('SQLite (file, WAL)', `sqlite:${join(dir, 'bench.db')}`, {}, ops, concurrency);
   rmSync(dir, { recursive: true, force: true });
