@@ -1,7 +1,7 @@
 /**
  * The money path alone, without HTTP: `npx tsx bench/money-path.ts`
  *   [--explain]            print EXPLAIN of every money statement on PostgreSQL (docs/money-path.md)
- *   [--ops N] [--concurrency C]  hold+settle pairs on one account, on SQLite (file) and PostgreSQL,
+ *   [--ops N] [--concurrency C] [--accounts A]  hold+settle pairs on A accounts (default 1, round-robin), on SQLite (file) and PostgreSQL,
  *                          with group commit and (on PostgreSQL) without it
  *   [--without-rollups]    the same with the dashboard's usage-rollup trigger dropped (what the rollups cost)
  * PostgreSQL: TEST_POSTGRES_URL or postgres://postgres@127.0.0.1:5432/test, in a schema of its own.
@@ -53,16 +53,16 @@ const newHold = (accountId: string, keyId: string): NewHold => ({
   clientAddress: '198.51.100.1', countsTowardKeyLimits: true,
 });
 
-async function throughput(label: string, url: string, options: StoreOptions, ops: number, concurrency: number): Promise<void> {
+async function throughput(label: string, url: string, options: StoreOptions, ops: number, concurrency: number, accounts: number): Promise<void> {
   const store = await openStore(url, options);
   if (process.argv.includes('--without-rollups')) await sql`DROP TRIGGER usage_rollup_on_close ${sql.raw(url.startsWith('sqlite') ? '' : 'ON ledger')}`.execute(sqlDatabaseOf(store) ?? fail());
-  const { accountId, keyId } = await payer(store);
+  const payers = await Promise.all(Array.from({ length: accounts }, () => payer(store)));
   let started = 0;
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
   await Promise.all(Array.from({ length: concurrency }, async () => {
     while (started < ops) {
-      started++;
+      const { accountId, keyId } = payers[started++ % accounts] as { accountId: string; keyId: string };
       const hold = newHold(accountId, keyId);
       const held = await store.hold(hold);
       if (!held.ok) throw new Error(JSON.stringify(held));
@@ -73,9 +73,12 @@ async function throughput(label: string, url: string, options: StoreOptions, ops
   // This process's CPU per pair: on SQLite all of the work, whatever else the machine runs.
   const cpu = process.cpuUsage(cpu0);
   const cpuPerPair = (cpu.user + cpu.system) / ops;
-  const account = await store.getAccount(accountId);
-  if (account?.held !== 0 || account.balance !== 1e15 - ops * 500) throw new Error(`money does not add up: ${JSON.stringify(account)}`);
-  console.log(`| ${label} | ${concurrency} | ${ops} | ${Math.round(ops / seconds)} | ${Math.round(cpuPerPair)} |`);
+  for (const [i, { accountId }] of payers.entries()) {
+    const account = await store.getAccount(accountId);
+    const pairs = Math.floor(ops / accounts) + (i < ops % accounts ? 1 : 0);
+    if (account?.held !== 0 || account.balance !== 1e15 - pairs * 500) throw new Error(`money does not add up: ${JSON.stringify(account)}`);
+  }
+  console.log(`| ${label} | ${accounts} | ${concurrency} | ${ops} | ${Math.round(ops / seconds)} | ${Math.round(cpuPerPair)} |`);
   await store.close();
 }
 
@@ -123,13 +126,14 @@ if (process.argv.includes('--explain')) {
 } else {
   const ops = arg('--ops', 5_000);
   const concurrency = arg('--concurrency', 50);
-  console.log('| store | concurrent pairs | hold+settle pairs | pairs/s | CPU µs per pair (this process) |\n|---|---|---|---|---|');
+  const accounts = arg('--accounts', 1);
+  console.log('| store | accounts | concurrent pairs | hold+settle pairs | pairs/s | CPU µs per pair (this process) |\n|---|---|---|---|---|---|');
   const dir = mkdtempSync(join(tmpdir(), 'money-bench-'));
-  await throughput('SQLite (file, WAL)', `sqlite:${join(dir, 'bench.db')}`, {}, ops, concurrency);
+  await throughput('SQLite (file, WAL)', `sqlite:${join(dir, 'bench.db')}`, {}, ops, concurrency, accounts);
   rmSync(dir, { recursive: true, force: true });
   for (const groupCommit of [true, false]) {
     const db = await schema();
-    await throughput(`PostgreSQL, ${groupCommit ? 'group commit (pipelined)' : 'one statement per movement, no group commit'}`, db.url, { groupCommit }, ops, concurrency);
+    await throughput(`PostgreSQL, ${groupCommit ? 'group commit (pipelined)' : 'one statement per movement, no group commit'}`, db.url, { groupCommit }, ops, concurrency, accounts);
     await db.drop();
   }
 }

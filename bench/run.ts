@@ -14,6 +14,7 @@ import { Pool } from 'undici';
 import { checkLedger, createBenchAccounts, type BenchKeys } from './accounts.ts';
 import { largePart, type GatewayStats } from './large-part.ts';
 import { openStreams, type OpenStreamsResult } from './open-streams.ts';
+import { postgresScenarios } from './postgres-scenarios.ts';
 
 const PROFILE = process.argv.includes('--profile');
 const QUICK = process.argv.includes('--quick');
@@ -228,10 +229,13 @@ async function main(): Promise<void> {
         console.log(`CPU profile: bench/results/gateway.cpuprofile (open in Chrome DevTools › Performance)`);
       }
     }
+    // The non-stream scenario on PostgreSQL: one process, and two on PostgreSQL + Redis (bench/postgres-scenarios.ts).
+    const postgres = await postgresScenarios({ emulator: fast.value, direct: parties[0] as Party & { name: 'direct' }, body: message(false), adminToken: ADMIN_TOKEN, seconds: SECONDS, quick: QUICK, profile: PROFILE, spawnJson, throughput, sequentialLatencies });
+    results.postgres = postgres;
     results.duration_seconds = round((Date.now() - started) / 1000, 1);
     writeFileSync(new URL('latest.json', RESULTS), JSON.stringify(results, null, 2) + '\n');
     console.log(`\nwritten: bench/results/latest.json (${results.duration_seconds} s)`);
-    if (!ledger.ok) process.exitCode = 1;
+    if (!ledger.ok || !postgres.ledger_ok) process.exitCode = 1;
   } finally {
     for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });

@@ -429,7 +429,7 @@ export function openAIStyleHandler(d: OpenAIDialect, embeddings?: EmbeddingsHand
   };
 }
 
-function bearer(ex: Exchange): string | undefined {
+export function bearer(ex: Exchange): string | undefined {
   const v = header(ex, 'authorization');
   if (v === undefined) return undefined;
   if (v.startsWith('Bearer ')) return v.slice(7).trim();

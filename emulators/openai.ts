@@ -4,8 +4,9 @@
  */
 import type { OutgoingHttpHeaders } from 'node:http';
 import { JSON_TYPE, jsonReply, maskKey, startServer, type Exchange, type Picked, type ProtocolImpl, type Reply } from './core.ts';
-import { openAIScenarioError, openAIStyleHandler, type OpenAIDialect, type OpenAIErrorObject, type Rejection } from './openai-core.ts';
+import { bearer, openAIScenarioError, openAIStyleHandler, type OpenAIDialect, type OpenAIErrorObject, type Rejection } from './openai-core.ts';
 import { countTokens } from 'gpt-tokenizer/encoding/cl100k_base';
+import { fineTuningRoutes, type FineTuningWire } from './openai-fine-tuning.ts';
 import type { Emulator, ScenarioUsage, StartOptions } from './types.ts';
 import { float32Base64, isRecord, randomId, unitVector } from './util.ts';
 
@@ -229,12 +230,31 @@ function embeddings(ex: Exchange, body: Record<string, unknown>, take: () => Pic
   return { ...jsonReply(200, out, headers, picked.opts), cut: s !== null && s.kind === 'cut' };
 }
 
-export const openAIProtocol: ProtocolImpl = {
-  kind: 'openai',
-  basePath: '/v1',
-  handle: openAIStyleHandler(openAIDialect, embeddings),
+const fineTuningWire: FineTuningWire = {
+  scenarioError: (s, model, picked) => openAIScenarioError(openAIDialect, s, model, picked),
+  invalid: (status, message, param, code) => jsonReply(status, { error: oe(message, 'invalid_request_error', param, code) }, responseHeaders(JSON_TYPE)),
+  ok: (body) => jsonReply(200, body, responseHeaders(JSON_TYPE)),
 };
 
+/** A fresh protocol per server: its uploaded files and fine-tuning jobs are its own. */
+export function openAIProtocol(): ProtocolImpl {
+  const chat = openAIStyleHandler(openAIDialect, embeddings);
+  const fineTuning = fineTuningRoutes(fineTuningWire);
+  return {
+    kind: 'openai',
+    basePath: '/v1',
+    handle(ex) {
+      if (ex.pathname === '/v1/files' || ex.pathname.startsWith('/v1/fine_tuning/')) {
+        const denied = openAIDialect.auth(bearer(ex), ex.apiKey);
+        if (denied !== undefined) return jsonReply(denied.status, { error: denied.error }, responseHeaders(JSON_TYPE));
+        const reply = fineTuning(ex);
+        if (reply !== undefined) return reply;
+      }
+      return chat(ex);
+    },
+  };
+}
+
 export function startOpenAIEmulator(opts?: StartOptions): Promise<Emulator> {
-  return startServer(openAIProtocol, opts);
+  return startServer(openAIProtocol(), opts);
 }

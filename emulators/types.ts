@@ -75,7 +75,21 @@ export type Scenario =
       /** prompt_tokens reported instead of the real count; 'none' omits usage. */
       usage?: number | 'none';
     }
-  | PredictionScenario;
+  | PredictionScenario
+  | FineTuningScenario;
+
+/** provider_1's fine-tuning (openai emulator): how the next created job runs (taken at its creation). */
+export interface FineTuningScenario {
+  kind: 'fine_tuning';
+  /** Length of each phase step and training step, ms (default 20): validating 1 step, queued 1 step, running epochs × stepsPerEpoch steps. */
+  stepMs?: number;
+  /** Training steps per epoch (default 4); a checkpoint at the end of each epoch. */
+  stepsPerEpoch?: number;
+  /** Trained tokens of the whole run (default: the file's example tokens × epochs); they grow with the steps done. */
+  trainedTokens?: number;
+  /** The job fails half-way through training with this error text. */
+  fail?: string;
+}
 
 /**
  * The predictions emulator (media and GPU hosts): how the next created prediction runs.

@@ -63,6 +63,10 @@ export interface Config<Provider extends ProviderId = ConfiguredProvider> {
   mediaPollMs: number;
   /** A media job still running after this is canceled at its host and refunded (provider_timeout). */
   mediaJobTimeoutMs: number;
+  /** Interval between polls of a running fine-tuning job at its provider. */
+  fineTuningPollMs: number;
+  /** How long a process's lease on its runs' holds lasts without renewal (renewed every third of it). */
+  leaseMs: number;
   catalogFile: string;
   trustProxy: AddressMatcher | undefined;
   providerTimeoutMs: number;
@@ -110,6 +114,8 @@ const envSchema = z.object({
   MEDIA_SYNC_WAIT_MS: integer(0, 3_600_000).default(30_000),
   MEDIA_POLL_MS: integer(1, 600_000).default(1_000),
   MEDIA_JOB_TIMEOUT_MS: integer(1_000, 7 * 86_400_000).default(3_600_000),
+  FINE_TUNING_POLL_MS: integer(1, 3_600_000).default(15_000),
+  LEASE_MS: integer(300, 3_600_000).default(30_000),
 });
 
 /** Each provider's endpoint variables, from its descriptor: `<PREFIX>_BASE_URL` (default: its public URL) and `<PREFIX>_API_KEY`. */
@@ -173,6 +179,8 @@ export function loadConfig(env: Env = process.env, descriptors: readonly Provide
     mediaSyncWaitMs: e.MEDIA_SYNC_WAIT_MS,
     mediaPollMs: e.MEDIA_POLL_MS,
     mediaJobTimeoutMs: e.MEDIA_JOB_TIMEOUT_MS,
+    fineTuningPollMs: e.FINE_TUNING_POLL_MS,
+    leaseMs: e.LEASE_MS,
     catalogFile: e.CATALOG_FILE,
     trustProxy,
     providerTimeoutMs: e.PROVIDER_TIMEOUT_MS,

@@ -20,7 +20,7 @@ import { defaultEmbeddingsAdapters, type EmbeddingsAdapterTable } from './provid
 import { defaultAdapters, type AdapterTable } from './providers/registry.ts';
 import { UpstreamClient } from './providers/upstream-client.ts';
 import { randomUUID } from 'node:crypto';
-import { HEARTBEAT_MS, OrphanRecovery } from './billing/orphan-recovery.ts';
+import { holdsUnderLease, OrphanRecovery } from './billing/orphan-recovery.ts';
 import { registerCatalogRoutes } from './catalog/routes.ts';
 import { CatalogAnswers } from './catalog/listing.ts';
 import { DocsIndex } from './mcp/docs-index.ts';
@@ -39,10 +39,15 @@ import { registerUnbuiltRoutes, UNBUILT_ROUTES } from './http/unbuilt-routes.ts'
 import type { KeyEvents } from './keys/key-events.ts';
 import { KeyService } from './keys/key-service.ts';
 import { openSharedState } from './shared-state.ts';
+import { FineTuningRunner } from './fine-tuning/runner.ts';
+import { registerFineTuningRoutes } from './fine-tuning/routes.ts';
+import { FileReader, type FileFetchOptions } from './fine-tuning/training-file.ts';
 import { MediaJobRunner } from './media/job-runner.ts';
 import { registerMediaRoutes } from './media/routes.ts';
 import { PredictionsClient } from './providers/predictions/client.ts';
 import { openMediaJobs } from './store/sql/media-jobs-store.ts';
+import { openFineTuningJobs } from './store/sql/fine-tuning-jobs-store.ts';
+import { OpenAiFineTuningClient } from './providers/provider-1/fine-tuning.ts';
 import { openStore } from './store/open-store.ts';
 import type { Store } from './store/types.ts';
 import { usageStoreFor } from './store/sql/usage-rollups.ts';
@@ -74,6 +79,8 @@ export interface GatewayOverrides {
   routes?: (app: FastifyInstance, services: { runs: PaidRuns; store: Store; catalog: Catalog }) => void;
   /** Where log lines go (tests read them); stdout by default. */
   logStream?: DestinationStream;
+  /** How client file URLs (fine-tuning files) are fetched: tests serve them from loopback with their own CA. */
+  fileFetch?: FileFetchOptions;
 }
 
 
@@ -118,8 +125,17 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     claimer: instanceId,
   });
 
+  // Crash recovery by process leases: this process's lease is renewed while it lives (and made sure of before each hold).
+  const recovery = new OrphanRecovery(store, instanceId, {
+    leaseMs: config.leaseMs,
+    adopt: async (gone: string[], expiredAt: number): Promise<void> => {
+      await media.adopt(gone, expiredAt);
+      await fineTuning.adopt(gone, expiredAt);
+    },
+    onLapse: () => logger.error("this process's lease ran out before it was renewed (paused, or cut off from the database): holds of its runs may have been refunded"),
+  });
   const runs = new PaidRuns({
-    money: store,
+    money: holdsUnderLease(store, recovery),
     inFlight: new InFlightRuns(keyEvents),
     instanceId,
     providerTimeoutMs: config.providerTimeoutMs,
@@ -140,13 +156,29 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     now: Date.now,
   });
 
-  // Crash recovery before serving: media jobs the host has taken are adopted and resumed;
-  // every other hold left by a process that is gone is refunded.
-  const recovery = new OrphanRecovery(store, instanceId, (gone) => media.adopt(gone));
-  const refunded = await recovery.sweep();
-  if (refunded > 0) logger.warn({ refunded }, 'refunded holds left by a gateway process that is gone');
-  const heartbeat = setInterval(() => void recovery.sweep().catch((err: unknown) => logger.error({ err }, 'heartbeat failed')), HEARTBEAT_MS);
-  heartbeat.unref();
+  // provider_1 is the provider that fine-tunes (a row per provider that does).
+  const fineTuningClient = new OpenAiFineTuningClient();
+  const fineTuningJobs = openFineTuningJobs(store);
+  const fineTuning = new FineTuningRunner({
+    providers: { provider_1: { client: fineTuningClient, endpoint: config.providers.provider_1 } },
+    jobs: fineTuningJobs,
+    runs,
+    instanceId,
+    pollMs: config.fineTuningPollMs,
+    logger,
+    now: Date.now,
+  });
+  const files = new FileReader(overrides.fileFetch);
+
+  // Before serving, and at every renewal: media and fine-tuning jobs their provider has taken are adopted and resumed;
+  // every other hold left by a process whose lease ran out is refunded.
+  const sweep = async () => {
+    const refunded = await recovery.sweep();
+    if (refunded > 0) logger.warn({ refunded }, 'refunded holds left by a gateway process that is gone');
+  };
+  await sweep();
+  const renewal = setInterval(() => void sweep().catch((err: unknown) => logger.error({ err }, 'lease renewal failed')), Math.floor(config.leaseMs / 3));
+  renewal.unref();
 
   const catalogAnswers = new CatalogAnswers(catalog);
   registerCatalogRoutes(app, catalog, catalogAnswers);
@@ -161,6 +193,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   registerJobsRoute(app, { store, gate });
   registerKeyInfoRoute(app, { gate, keys });
   registerMediaRoutes(app, { catalog, runs, runner: media, syncWaitMs: config.mediaSyncWaitMs, providerTimeoutMs: config.providerTimeoutMs });
+  registerFineTuningRoutes(app, { catalog, runs, runner: fineTuning, jobs: fineTuningJobs, files });
   overrides.routes?.(app, { runs, store, catalog });
   registerUnbuiltRoutes(app, UNBUILT_ROUTES.filter((r) => !BUILT_ROUTES.has(r.url)));
   if (config.adminToken !== undefined) {
@@ -177,15 +210,18 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     catalog,
     metrics,
     async close() {
-      clearInterval(heartbeat);
+      clearInterval(renewal);
       // Media jobs stop polling first (they stay held, for the next process to resume).
       await media.close();
+      await fineTuning.close();
       metrics.close();
       await app.close();
       await mail?.close();
       await upstream.close();
       await shared.close();
       await mediaHost.close();
+      await fineTuningClient.close();
+      await files.close();
       if (overrides.store === undefined) await store.close();
       logger.flush();
     },

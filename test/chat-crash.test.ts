@@ -15,7 +15,7 @@ import type { Emulator } from '../emulators/types.ts';
 import { writeCatalog } from './fixtures/catalog.ts';
 import { chatCatalog } from './helpers/chat.ts';
 import { ADMIN_TOKEN, http } from './helpers/gateway.ts';
-import { spawnGateway, type SpawnedGateway } from './helpers/spawned-gateway.ts';
+import { startGatewayProcess, type GatewayProcess } from './helpers/process.ts';
 
 let emulator: Emulator;
 let dir: string;
@@ -29,12 +29,8 @@ afterAll(async () => {
 });
 
 const env = () => ({
-  ...process.env,
   DATABASE_URL: `sqlite:${join(dir, 'gateway.db')}`,
   ADMIN_TOKEN,
-  PORT: '0',
-  HOST: '127.0.0.1',
-  LOG_LEVEL: 'info',
   // Slow answers start their 200 and whitespace early, so some runs die mid-answer.
   NONSTREAM_KEEPALIVE_MS: '150',
   CATALOG_FILE: writeCatalog(chatCatalog()),
@@ -71,18 +67,18 @@ interface Row {
   credits: number;
 }
 
-async function ledgerOf(gateway: SpawnedGateway, accountId: string): Promise<Row[]> {
+async function ledgerOf(gateway: GatewayProcess, accountId: string): Promise<Row[]> {
   return (await http(`${gateway.url}/admin/v1/accounts/${accountId}/ledger?limit=all`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json as Row[];
 }
 
-async function accountOf(gateway: SpawnedGateway, accountId: string) {
+async function accountOf(gateway: GatewayProcess, accountId: string) {
   return (await http(`${gateway.url}/admin/v1/accounts/${accountId}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json as { balance_credits: number; held_credits: number; available_credits: number };
 }
 
 describe('crash recovery of non-stream runs', () => {
   it('SIGKILL with non-stream runs in every phase: after restart each hold is settled or refunded exactly once, ledger = balance', async () => {
-    const first = await spawnGateway(env());
-    let second: SpawnedGateway | undefined;
+    const first = await startGatewayProcess(env());
+    let second: GatewayProcess | undefined;
     try {
       const admin = (method: 'GET' | 'POST', path: string, body?: unknown) => http(first.url + path, { method, body, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
       const account = (await admin('POST', '/admin/v1/accounts', { name: 'crash', has_purchase: true })).json as { id: string };
@@ -110,13 +106,12 @@ describe('crash recovery of non-stream runs', () => {
       }
       await new Promise((r) => setTimeout(r, 300));
       expect((await accountOf(first, account.id)).held_credits).toBeGreaterThan(0);
-      first.child.kill('SIGKILL');
-      await first.exited;
+      await first.kill();
       const seen = await Promise.all(outcomes);
       const answered = seen.flatMap((o) => (o.answeredJob === undefined ? [] : [o.answeredJob]));
       expect(answered.length).toBe(RUNS / 3);
 
-      second = await spawnGateway(env());
+      second = await startGatewayProcess(env());
       ledger = await ledgerOf(second, account.id);
       const holds = ledger.filter((e) => e.kind === 'hold');
       expect(holds).toHaveLength(RUNS);
@@ -141,7 +136,7 @@ describe('crash recovery of non-stream runs', () => {
       expect(r.status).toBe(200);
     } finally {
       emulator.reset();
-      for (const gateway of [first, second]) if (gateway !== undefined && gateway.child.exitCode === null) gateway.child.kill('SIGKILL');
+      for (const gateway of [first, second]) await gateway?.kill();
     }
   }, 60_000);
 });

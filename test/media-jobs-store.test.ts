@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OrphanRecovery } from '../src/billing/orphan-recovery.ts';
+import { currentPidScope, OrphanRecovery } from '../src/billing/orphan-recovery.ts';
 import type { MediaJobStore } from '../src/store/media-jobs.ts';
 import { openMediaJobs } from '../src/store/sql/media-jobs-store.ts';
 import { openStore } from '../src/store/open-store.ts';
@@ -73,7 +73,7 @@ for (const dialect of DIALECTS) {
       await store.addCredits(account.id, 10_000_000, 'topup', Date.now());
       const now = Date.now();
       const dead = `dead-${randomUUID()}`;
-      await store.heartbeat({ id: dead, host: hostname(), pid: 2 ** 22 + 4321 }, now);
+      await store.renewLease({ id: dead, host: hostname(), pid: 2 ** 22 + 4321, pidScope: currentPidScope() }, 60_000);
       const taken = await heldJob(account.id, dead);
       await jobs.create(taken, { kind: 'video' }, now);
       await jobs.markProcessing(taken, ['pred-1'], now);
@@ -83,10 +83,13 @@ for (const dialect of DIALECTS) {
 
       const adopted: string[] = [];
       const me = `me-${randomUUID()}`;
-      const recovery = new OrphanRecovery(store, me, async (gone) => {
-        for (const job of await jobs.adopt(gone, me)) adopted.push(job.record.jobId);
+      const recovery = new OrphanRecovery(store, me, {
+        adopt: async (gone, expiredAt) => {
+          for (const job of await jobs.adopt(gone, me, expiredAt)) adopted.push(job.record.jobId);
+        },
       });
-      expect(await recovery.sweep(now)).toBe(2);
+      // At start-up, the dead pid in this pid namespace ends its process's lease at once.
+      expect(await recovery.sweep()).toBe(2);
       expect(adopted).toEqual([taken]);
       expect(await store.getJob(taken)).toMatchObject({ status: 'processing' });
       expect(await store.getJob(notTaken)).toMatchObject({ status: 'failed' });
@@ -94,13 +97,23 @@ for (const dialect of DIALECTS) {
       expect((await store.getAccount(account.id))?.held).toBe(1_000_000);
       // Adopted once: nobody else gets it, and the adopter's own sweep refunds nothing of it.
       expect(await jobs.adopt([dead], 'someone-else')).toEqual([]);
-      expect(await recovery.sweep(now)).toBe(0);
+      expect(await recovery.sweep()).toBe(0);
       const again = await jobs.adopt([dead, 'other'], me);
       expect(again.map((j) => [j.record.jobId, j.held])).toEqual([[taken, 1_000_000]]);
       // It settles once, like any run.
       expect(await store.settle(taken, { cost: 400_000, usage: { videos: 1 }, status: 'succeeded', at: now })).toBe(400_000);
       expect(await store.settle(taken, { cost: 400_000, usage: { videos: 1 }, status: 'succeeded', at: now })).toBe(0);
       expect(await jobs.adopt([me], 'later')).toEqual([]);
+
+      // With the lease condition, a job whose owner's lease lives is not moved, even when asked outright.
+      const live = `live-${randomUUID()}`;
+      const { now: dbNow } = await store.renewLease({ id: live, host: 'other-host', pid: 1, pidScope: null }, 60_000);
+      const running = await heldJob(account.id, live);
+      await jobs.create(running, { kind: 'video' }, now);
+      await jobs.markProcessing(running, ['pred-2'], now);
+      expect(await jobs.adopt([live], 'thief', dbNow)).toEqual([]);
+      expect(await store.getJob(running)).toMatchObject({ status: 'processing' });
+      expect((await jobs.adopt([live], 'heir')).map((j) => j.record.jobId)).toEqual([running]);
     });
   });
 }

@@ -3,7 +3,6 @@
  * host → the next process adopts it, polls it to the end and bills it exactly once. A job
  * whose host never answered the create (no prediction id) is refunded as an orphan instead.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +14,7 @@ import { openStore } from '../src/store/open-store.ts';
 import { writeCatalog } from './fixtures/catalog.ts';
 import { ADMIN_TOKEN, http } from './helpers/gateway.ts';
 import { mediaCatalog, waitFor } from './helpers/media-host.ts';
+import { startGatewayProcess } from './helpers/process.ts';
 
 describe('media jobs across a crash', () => {
   let host: Emulator;
@@ -30,35 +30,16 @@ describe('media jobs across a crash', () => {
 
   const database = () => `sqlite:${join(dir, 'gateway.db')}`;
   const env = () => ({
-    ...process.env,
     DATABASE_URL: database(),
     ADMIN_TOKEN,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'info',
     CATALOG_FILE: writeCatalog(mediaCatalog()),
     MEDIA_POLL_MS: '50',
     MEDIA_SYNC_WAIT_MS: '200',
     ...emulatorEnv(host),
   });
 
-  function startServer(): Promise<{ child: ChildProcess; url: string; log: () => string }> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], { env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      const onData = (data: Buffer) => {
-        out += data.toString();
-        const match = /Server listening at (http:\/\/[^"\s]+)/.exec(out);
-        if (match !== null) resolve({ child, url: match[1] as string, log: () => out });
-      };
-      child.stdout?.on('data', onData);
-      child.stderr?.on('data', (data: Buffer) => (out += data.toString()));
-      child.on('exit', (code) => reject(new Error(`server exited ${code}: ${out}`)));
-    });
-  }
-
   it('SIGKILL while a video job is processing: the next process resumes it, it succeeds and is billed once; a job the host never took is refunded', async () => {
-    const first = await startServer();
+    const first = await startGatewayProcess(env());
     const admin = (url: string, method: 'GET' | 'POST', path: string, body?: unknown) => http(url + path, { method, body, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
     const account = (await admin(first.url, 'POST', '/admin/v1/accounts', { name: 'crash', has_purchase: true })).json;
     await admin(first.url, 'POST', `/admin/v1/accounts/${account.id}/credits`, { credits: 500, purchase: true });
@@ -74,12 +55,11 @@ describe('media jobs across a crash', () => {
     const held = await waitFor(async () => (await admin(first.url, 'GET', `/admin/v1/accounts/${account.id}`)).json.held_credits as number, (h) => h === 98 + 4);
     expect(held).toBe(102);
     await waitFor(async () => host.requests.length, (n) => n >= 2);
-    first.child.kill('SIGKILL');
-    await new Promise((r) => first.child.once('exit', r));
+    await first.kill();
     await image;
     const pollsBefore = host.requests.filter((q) => q.method === 'GET').length;
 
-    const second = await startServer();
+    const second = await startGatewayProcess(env());
     try {
       const state = await waitFor(async () => (await admin(second.url, 'GET', `/admin/v1/accounts/${account.id}`)).json, (s) => s.held_credits === 0, 15_000);
       expect(state).toMatchObject({ balance_credits: 500 - 98, held_credits: 0, available_credits: 402 });
@@ -89,15 +69,14 @@ describe('media jobs across a crash', () => {
       expect(other.map((e) => e.kind).sort()).toEqual(['hold', 'refund']);
       // The second process polled the host for the adopted job.
       expect(host.requests.filter((q) => q.method === 'GET').length).toBeGreaterThan(pollsBefore);
-      expect(second.log()).toContain('resuming a media job');
+      expect(second.output()).toContain('resuming a media job');
       // A client polling the job sees it succeeded, with its video and what it cost.
       const polled = await http(`${second.url}/api/v1/jobs/${videoJob}`, { key });
       expect(polled.status).toBe(200);
       expect(polled.json).toMatchObject({ id: videoJob, object: 'job', kind: 'video', status: 'succeeded', cost_credits: 98 });
       expect(JSON.stringify(polled.json.output)).toMatch(/out-0\.mp4/);
     } finally {
-      second.child.kill('SIGTERM');
-      await new Promise((r) => second.child.once('exit', r));
+      await second.stop();
     }
 
     const store = await openStore(database());

@@ -58,7 +58,7 @@ describe('the OpenAPI document', () => {
   it('routes marked not built yet answer 501 not_implemented behind the gate', async () => {
     const { key } = await h.gw.account({ key: { scopes: ['all'] } });
     const unbuilt = OPERATIONS.filter((op) => doc.paths[op.path][op.method]['x-not-built'] === true);
-    expect(unbuilt.length).toBeGreaterThan(5);
+    expect(unbuilt.length).toBeGreaterThan(0);
     for (const op of unbuilt) {
       const url = op.route.replace(':id', '00000000-0000-4000-8000-000000000000');
       const r = await http(h.gw.url + url, { method: op.method.toUpperCase() as 'GET' | 'POST', key, body: op.method === 'post' ? {} : undefined });

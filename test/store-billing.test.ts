@@ -5,10 +5,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { describe, expect, it } from 'vitest';
-import { OrphanRecovery } from '../src/billing/orphan-recovery.ts';
+import { describe, expect, it, vi } from 'vitest';
+import { currentPidScope, holdsUnderLease, OrphanRecovery } from '../src/billing/orphan-recovery.ts';
 import type { Store } from '../src/store/types.ts';
 import { DIALECTS, account, hold, ledgerMoney, storesFor } from './helpers/stores.ts';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 for (const dialect of DIALECTS) {
   describe(`billing store on ${dialect.name}`, () => {
@@ -79,21 +81,101 @@ for (const dialect of DIALECTS) {
       expect(await ledgerMoney(ctx.store, accountId)).toEqual({ balance: 1_000_000, held: 400_000 });
     });
 
-    it('jobs of processes that are gone are refunded; a live process keeps its own', async () => {
-      const accountId = await account(ctx.store, { credits: 3_000_000 });
-      const now = Date.now();
-      await ctx.store.heartbeat({ id: 'dead-elsewhere', host: 'other-host', pid: 1 }, now - 120_000);
-      await ctx.store.heartbeat({ id: 'alive-elsewhere', host: 'other-host', pid: 1 }, now);
-      await ctx.store.heartbeat({ id: 'dead-here', host: hostname(), pid: 2 ** 22 + 12345 }, now);
-      expect((await hold(ctx.store, accountId, 1_000_000, { instanceId: 'dead-elsewhere' })).ok).toBe(true);
+    it('holds of processes whose lease ran out are refunded; a live lease keeps its holds; at start-up a dead pid in this pid namespace ends its lease at once', async () => {
+      const accountId = await account(ctx.store, { credits: 4_000_000 });
+      const elsewhere = { host: 'other-host', pid: 1, pidScope: 'other-boot/pid:[4026531836]' };
+      await ctx.store.renewLease({ id: 'expired-elsewhere', ...elsewhere }, 1);
+      await ctx.store.renewLease({ id: 'alive-elsewhere', ...elsewhere }, 60_000);
+      await ctx.store.renewLease({ id: 'dead-here', host: hostname(), pid: 2 ** 22 + 12345, pidScope: currentPidScope() }, 60_000);
+      await sleep(20);
+      expect((await hold(ctx.store, accountId, 1_000_000, { instanceId: 'expired-elsewhere' })).ok).toBe(true);
       expect((await hold(ctx.store, accountId, 1_000_000, { instanceId: 'alive-elsewhere' })).ok).toBe(true);
       expect((await hold(ctx.store, accountId, 500_000, { instanceId: 'dead-here' })).ok).toBe(true);
       expect((await hold(ctx.store, accountId, 250_000, { instanceId: 'never-registered' })).ok).toBe(true);
-      const refunded = await new OrphanRecovery(ctx.store, 'me').sweep(now);
+      const me = new OrphanRecovery(ctx.store, 'me', { leaseMs: 60_000 });
+      const refunded = await me.sweep();
       expect(refunded).toBeGreaterThanOrEqual(3); // earlier tests' open holds (instance i1, never registered) go too
-      expect(await ctx.store.getAccount(accountId)).toMatchObject({ balance: 3_000_000, held: 1_000_000 });
+      expect(await ctx.store.getAccount(accountId)).toMatchObject({ balance: 4_000_000, held: 1_000_000 });
       expect((await ctx.store.listInstances()).map((i) => i.id).sort()).toEqual(['alive-elsewhere', 'me']);
-      expect(await new OrphanRecovery(ctx.store, 'me').sweep(now)).toBe(0);
+      expect(await me.sweep()).toBe(0);
+
+      // After start-up, leases alone decide: a dead pid with a live lease keeps its holds until the lease runs out.
+      await ctx.store.renewLease({ id: 'dead-later', host: hostname(), pid: 2 ** 22 + 12346, pidScope: currentPidScope() }, 300);
+      expect((await hold(ctx.store, accountId, 1_000_000, { instanceId: 'dead-later' })).ok).toBe(true);
+      expect(await me.sweep()).toBe(0);
+      expect(await ctx.store.getAccount(accountId)).toMatchObject({ held: 2_000_000 });
+      await sleep(350);
+      expect(await me.sweep()).toBe(1);
+      expect(await ctx.store.getAccount(accountId)).toMatchObject({ balance: 4_000_000, held: 1_000_000 });
+      expect(await ledgerMoney(ctx.store, accountId)).toEqual({ balance: 4_000_000, held: 1_000_000 });
+    });
+
+    it('two processes sweeping at once refund each hold of a process whose lease ran out exactly once, and never a hold of a live lease', async () => {
+      const accountId = await account(ctx.store, { credits: 100_000_000 });
+      const crashed = `crashed-${randomUUID()}`;
+      const live = `live-${randomUUID()}`;
+      const elsewhere = { host: 'other-host', pid: 1, pidScope: null };
+      await ctx.store.renewLease({ id: crashed, ...elsewhere }, 1);
+      const liveLease = await ctx.store.renewLease({ id: live, ...elsewhere }, 60_000);
+      await sleep(20);
+      const crashedJobs = await Promise.all(Array.from({ length: 20 }, async () => {
+        const jobId = randomUUID();
+        expect((await hold(ctx.store, accountId, 1_000_000, { jobId, instanceId: crashed })).ok).toBe(true);
+        return jobId;
+      }));
+      const liveJobs = await Promise.all(Array.from({ length: 5 }, async () => {
+        const jobId = randomUUID();
+        expect((await hold(ctx.store, accountId, 2_000_000, { jobId, instanceId: live })).ok).toBe(true);
+        return jobId;
+      }));
+      // The refund is conditional in itself: asked outright for the live process's jobs, it refunds none.
+      expect(await ctx.store.refundJobsOf([live], liveLease.now, liveLease.now + 1_000)).toBe(0);
+
+      const survivors = [new OrphanRecovery(ctx.stores[1] as Store, 'survivor-1'), new OrphanRecovery(ctx.stores[2] as Store, 'survivor-2')];
+      const counts = await Promise.all([...survivors, ...survivors].map((s) => s.sweep()));
+      expect(counts.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(20);
+      const ledger = await ctx.store.listLedger(accountId, 1_000);
+      for (const jobId of crashedJobs) {
+        expect(ledger.filter((r) => r.jobId === jobId).map((r) => r.kind).sort()).toEqual(['hold', 'refund']);
+        expect(await ctx.store.getJob(jobId)).toMatchObject({ status: 'failed', errorCode: 'internal_error', cost: 0 });
+      }
+      for (const jobId of liveJobs) expect(await ctx.store.getJob(jobId)).toMatchObject({ status: 'processing' });
+      expect(await ctx.store.getAccount(accountId)).toMatchObject({ balance: 100_000_000, held: 10_000_000 });
+      expect(await ledgerMoney(ctx.store, accountId)).toEqual({ balance: 100_000_000, held: 10_000_000 });
+      // The live process settles its own runs normally.
+      for (const jobId of liveJobs) expect(await ctx.store.settle(jobId, { cost: 1_500_000, usage: {}, status: 'succeeded', at: Date.now() })).toBe(1_500_000);
+      expect(await ledgerMoney(ctx.store, accountId)).toEqual({ balance: 92_500_000, held: 0 });
+    });
+
+    it('a hold renews the lease first when its last renewal is older than half a lease (a process that was paused holds only under a live lease)', async () => {
+      const accountId = await account(ctx.store, { credits: 1_000_000 });
+      const me = new OrphanRecovery(ctx.store, `holder-${randomUUID()}`, { leaseMs: 400 });
+      const renewals = vi.spyOn(ctx.store, 'renewLease');
+      try {
+        const money = holdsUnderLease(ctx.store, me);
+        const held = (instanceId: string) => money.hold({
+          jobId: randomUUID(), accountId, keyId: null, keyFamilyId: null, kind: 'chat', model: 'm', amount: 1_000, at: Date.now(), instanceId,
+          clientAddress: null, countsTowardKeyLimits: true,
+        });
+        expect((await held(me.self.id)).ok).toBe(true); // never renewed: renews
+        expect((await held(me.self.id)).ok).toBe(true); // just renewed: does not
+        expect(renewals).toHaveBeenCalledTimes(1);
+        await sleep(250);
+        expect((await held(me.self.id)).ok).toBe(true);
+        expect(renewals).toHaveBeenCalledTimes(2);
+        const [instance] = (await ctx.store.listInstances()).filter((i) => i.id === me.self.id);
+        expect(instance?.leaseUntil).toBeGreaterThan(Date.now() + 200);
+      } finally {
+        renewals.mockRestore();
+      }
+    });
+
+    it('a renewal says when the lease had run out before it (the process was paused or cut off)', async () => {
+      const me = { id: `paused-${randomUUID()}`, host: hostname(), pid: process.pid, pidScope: null };
+      expect((await ctx.store.renewLease(me, 1)).lapsed).toBe(false);
+      await sleep(20);
+      expect((await ctx.store.renewLease(me, 60_000)).lapsed).toBe(true);
+      expect((await ctx.store.renewLease(me, 60_000)).lapsed).toBe(false);
     });
   });
 }

@@ -53,6 +53,8 @@ async function fillV1(db: Kysely<unknown>, dialect: 'sqlite' | 'postgres'): Prom
   }
   await exec(ledger, 'acc-b', null, null, null, 'grant', 5_000_000, now - 3 * DAY);
   await exec(ledger, 'acc-b', null, null, 'b-1', 'settle', 10, now - 2900);
+  // The process that holds j-open, as the first release registered it (a heartbeat, no lease).
+  await exec('insert into gateway_instances (id, host, pid, heartbeat_at) values (?, ?, ?, ?)', 'old-proc', 'old-host', 4242, now);
 }
 
 async function checkCarried(store: Store): Promise<void> {
@@ -81,9 +83,13 @@ async function checkCarried(store: Store): Promise<void> {
   expect(await hold(store, 'acc-a', 150_001, { key, at: now })).toEqual({ ok: false, reason: 'key_limit', period: 'daily', limit: 2_500_000, used: 2_350_000 });
   expect(await hold(store, 'acc-a', 650_001, { at: now })).toEqual({ ok: false, reason: 'spending_limit', limit: 3_000_000, spent: 2_350_000 });
 
-  // The open hold of the old process is still refunded by crash recovery.
+  // The open hold of the old process is still refunded by crash recovery: its heartbeat counts as a lease of that
+  // release's 30 s (a rolling upgrade), so not while it lives, and once, after.
   expect(await store.runningJobOwners()).toEqual(['old-proc']);
-  expect(await store.refundJobsOf(['old-proc'], now)).toBe(1);
+  expect(await store.listInstances()).toEqual([{ id: 'old-proc', host: 'old-host', pid: 4242, pidScope: null, leaseUntil: now + 30_000 }]);
+  expect(await store.refundJobsOf(['old-proc'], now, now + 29_999)).toBe(0);
+  expect(await store.refundJobsOf(['old-proc'], now, now + 30_000)).toBe(1);
+  expect(await store.refundJobsOf(['old-proc'], now, now + 30_000)).toBe(0);
   expect(await store.getAccount('acc-a')).toMatchObject({ balance: 9_650_000, held: 0 });
   expect(await store.keyFamilyUsage('key-1', now)).toEqual({ day: 350_000, month: 350_000 });
   expect((await hold(store, 'acc-a', 150_000, { key, at: now })).ok).toBe(true);

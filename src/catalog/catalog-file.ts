@@ -34,6 +34,8 @@ const tokenPricing = z.strictObject({
   output_usd_per_1m: decimal,
   /** Optional price of cached input reads; defaults to the input price. */
   cached_input_usd_per_1m: decimal.optional(),
+  /** Fine-tunable models (tag `fine-tunable`): USD per 1M trained tokens. */
+  training_usd_per_1m: decimal.optional(),
 });
 
 const callPricing = z.strictObject({

@@ -19,6 +19,8 @@ export const publicPricingSchema = z.object({
   output_usd_per_1m: z.number().nullable().optional(),
   input_credits_per_1m: z.number().nullable().optional(),
   output_credits_per_1m: z.number().nullable().optional(),
+  training_usd_per_1m: z.number().optional().describe('Fine-tunable models: USD per 1M trained tokens.'),
+  training_credits_per_1m: z.number().optional().describe('Fine-tunable models: credits per 1M trained tokens.'),
   usd_per_second: z.number().optional().describe('GPU-time models: USD per GPU-second.'),
   credits_per_second: z.number().optional(),
   estimated_seconds: z.number().optional().describe('GPU-time models: the seconds of a typical run.'),

@@ -27,6 +27,16 @@ export function tokenPrices(pricing: CatalogPricing | null): TokenPrices | undef
 
 export type PublicPricing = Record<string, string | number | null>;
 
+/** Micro-credits per trained token, scaled by 10^12; undefined for a model without a training price. */
+export function trainingPrice(pricing: CatalogPricing | null): bigint | undefined {
+  if (pricing === null || pricing.unit !== 'per_token' || pricing.training_usd_per_1m === undefined) return undefined;
+  return parseDecimal(pricing.training_usd_per_1m) * CREDITS_PER_USD;
+}
+
+function trainingPricing(usd: bigint, credits: (usd: bigint) => number): PublicPricing {
+  return { training_usd_per_1m: toNumber(usd), training_credits_per_1m: credits(usd) };
+}
+
 /** The spec's pricing object, every field derived from the one catalog price. */
 export function publicPricing(pricing: CatalogPricing): PublicPricing {
   const common = { currency: 'credits', credit_usd: CREDIT_USD };
@@ -49,6 +59,7 @@ export function publicPricing(pricing: CatalogPricing): PublicPricing {
         credit_cost_input_per_1k: toNumber(input / 10n),
         credit_cost_output_per_1k: toNumber(output / 10n),
         credit_cost_fixed: 0,
+        ...(pricing.training_usd_per_1m === undefined ? {} : trainingPricing(parseDecimal(pricing.training_usd_per_1m), credits)),
       };
     }
     case 'per_gpu_second': {

@@ -20,12 +20,6 @@ export const UNBUILT_ROUTES: readonly UnbuiltRoute[] = [
   { method: 'POST', url: '/api/v1/audio/speech', scope: 'audio', rateHeaders: 'always' },
   { method: 'POST', url: '/api/v1/audio/transcriptions', scope: 'audio', rateHeaders: 'always' },
   { method: 'POST', url: '/api/v1/audio/uploads', scope: 'audio', rateHeaders: 'always' },
-  { method: 'POST', url: '/api/v1/fine_tuning/jobs', scope: 'fine_tuning', rateHeaders: 'always' },
-  { method: 'GET', url: '/api/v1/fine_tuning/jobs', scope: 'fine_tuning', rateHeaders: 'always' },
-  { method: 'GET', url: '/api/v1/fine_tuning/jobs/:id', scope: 'fine_tuning', rateHeaders: 'always' },
-  { method: 'POST', url: '/api/v1/fine_tuning/jobs/:id/cancel', scope: 'fine_tuning', rateHeaders: 'always' },
-  { method: 'GET', url: '/api/v1/fine_tuning/jobs/:id/events', scope: 'fine_tuning', rateHeaders: 'always' },
-  { method: 'GET', url: '/api/v1/fine_tuning/jobs/:id/checkpoints', scope: 'fine_tuning', rateHeaders: 'always' },
 ];
 
 export function registerUnbuiltRoutes(app: FastifyInstance, routes: readonly UnbuiltRoute[]): void {

@@ -8,6 +8,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
+import { BackgroundRuns } from '../billing/background-runs.ts';
 import type { PaidRun, PaidRuns } from '../billing/paid-run.ts';
 import type { ProviderEndpoint } from '../config.ts';
 import { HostError, isTerminal, type HostEndpoint, type MediaHost, type MediaHostId, type Prediction } from '../providers/predictions/media-host.ts';
@@ -73,10 +74,15 @@ interface Part {
 const POLL_BACKOFF_CAP = 8;
 
 export class MediaJobRunner {
-  private readonly active = new Map<string, Promise<MediaOutcome>>();
-  private readonly shutdown = new AbortController();
+  private readonly background: BackgroundRuns<MediaOutcome>;
 
-  constructor(private readonly deps: MediaJobRunnerDeps) {}
+  constructor(private readonly deps: MediaJobRunnerDeps) {
+    this.background = new BackgroundRuns(deps.runs, deps.logger, () => ({ kind: 'failed', error: internalError(), billed: false }), 'media job');
+  }
+
+  private get shutdown(): { signal: AbortSignal } {
+    return this.background;
+  }
 
   /** The host endpoint of a media host, or undefined when it has no API key configured. */
   endpoint(host: MediaHostId): HostEndpoint | undefined {
@@ -94,11 +100,11 @@ export class MediaJobRunner {
   }
 
   /** Adopts the resumable jobs of gone processes (before orphan recovery refunds the rest) and resumes them. */
-  async adopt(goneInstanceIds: string[]): Promise<void> {
-    const adopted = await this.deps.jobs.adopt(goneInstanceIds, this.deps.instanceId);
+  async adopt(goneInstanceIds: string[], ownerLeaseExpiredAt?: number): Promise<void> {
+    const adopted = await this.deps.jobs.adopt(goneInstanceIds, this.deps.instanceId, ownerLeaseExpiredAt);
     for (const job of adopted) {
       const jobId = job.record.jobId;
-      if (this.active.has(jobId) || this.shutdown.signal.aborted) continue;
+      if (this.background.has(jobId) || this.shutdown.signal.aborted) continue;
       const plan = job.record.plan as MediaPlan;
       const parts = job.record.predictionIds.map((id): Part => ({ id, prediction: undefined, createdAt: job.admittedAt, stoppedAtLimit: false }));
       this.deps.logger.warn({ jobId, predictions: job.record.predictionIds }, 'resuming a media job left by a gateway process that is gone');
@@ -108,25 +114,11 @@ export class MediaJobRunner {
 
   /** Stops polling; running jobs stay held for the next process to resume. */
   async close(): Promise<void> {
-    this.shutdown.abort();
-    await Promise.allSettled([...this.active.values()]);
+    await this.background.close();
   }
 
   private launch(run: PaidRun, body: (run: PaidRun) => Promise<MediaOutcome>): Promise<MediaOutcome> {
-    let outcome: MediaOutcome | undefined;
-    const finished = this.deps.runs
-      .execute(run, async (paid) => {
-        outcome = await body(paid);
-      })
-      .then((): MediaOutcome => outcome ?? { kind: 'failed', error: internalError(), billed: false })
-      .catch((err: unknown): MediaOutcome => {
-        // Only the store failing to record the settle or refund gets here; the hold stays for recovery.
-        this.deps.logger.error({ err, jobId: run.jobId }, 'media job could not record its outcome');
-        return { kind: 'failed', error: internalError(), billed: false };
-      })
-      .finally(() => this.active.delete(run.jobId));
-    this.active.set(run.jobId, finished);
-    return finished;
+    return this.background.launch(run, body);
   }
 
   private async runNew(run: PaidRun, job: NewMediaJob, created: (error: GatewayError | undefined) => void): Promise<MediaOutcome> {

@@ -8,6 +8,7 @@ import { listFiltersSchema } from '../catalog/listing.ts';
 import { UNBUILT_ROUTES } from '../http/unbuilt-routes.ts';
 import type { ErrorCode } from '../shared/errors.ts';
 import { body, GATE, json, pathParam, RATE_HEADERS, ref, type Json, type Operation } from './operation-parts.ts';
+import { FINE_TUNING } from './fine-tuning-operations.ts';
 import { RUNS } from './run-operations.ts';
 
 export { TAGS, type Operation } from './operation-parts.ts';
@@ -285,12 +286,6 @@ const UNBUILT_FACTS: Record<string, { id: string; summary: string; tag: string; 
   'POST /api/v1/audio/speech': { id: 'createSpeech', summary: 'Text to speech', tag: 'Media', success: [{ status: 200, description: 'When built: audio bytes with X-Job-Id.', headers: ['X-Job-Id'] }], description: 'Body (DECISIONS.md): `{model, input, voice?, voice_sample?, consent?, response_format?, speed?, language?}`.' },
   'POST /api/v1/audio/transcriptions': { id: 'createTranscription', summary: 'Speech to text', tag: 'Media', success: [{ status: 200, description: 'When built: `{text}` (or text, srt, vtt, verbose_json).' }], description: 'Multipart: `file`, `model`, `language?`, `response_format?`. Files up to 25 MB.', multipart: true },
   'POST /api/v1/audio/uploads': { id: 'uploadVoiceSample', summary: 'Upload a voice sample', tag: 'Media', success: [{ status: 201, description: 'When built: `{id, url, expires_at, bytes, duration_seconds, content_type}`.' }], description: 'Multipart with one non-empty `file` part: MP3, WAV, WebM or Ogg, at most 10 MB and 60 s; 20 uploads per hour per account.', multipart: true },
-  'POST /api/v1/fine_tuning/jobs': { id: 'createFineTuningJob', summary: 'Create a fine-tuning job', tag: 'Fine-tuning', success: [{ status: 200, description: 'When built: the fine-tuning job.' }], description: 'Body (DECISIONS.md): `{model, training_file, validation_file?, hyperparameters?, suffix?, seed?}`. A key with a credit limit: 403 api_key_limit_unsupported.' },
-  'GET /api/v1/fine_tuning/jobs': { id: 'listFineTuningJobs', summary: 'List fine-tuning jobs', tag: 'Fine-tuning', success: [{ status: 200, description: 'When built: a page of jobs (`after`, `limit`).' }], description: 'The account\'s fine-tuning jobs.' },
-  'GET /api/v1/fine_tuning/jobs/:id': { id: 'getFineTuningJob', summary: 'Get a fine-tuning job', tag: 'Fine-tuning', success: [{ status: 200, description: 'When built: the job.' }], description: 'One fine-tuning job.' },
-  'POST /api/v1/fine_tuning/jobs/:id/cancel': { id: 'cancelFineTuningJob', summary: 'Cancel a fine-tuning job', tag: 'Fine-tuning', success: [{ status: 200, description: 'When built: the job; what was trained is billed.' }], description: 'Stops the job.' },
-  'GET /api/v1/fine_tuning/jobs/:id/events': { id: 'listFineTuningEvents', summary: 'Fine-tuning job events', tag: 'Fine-tuning', success: [{ status: 200, description: 'When built: the job\'s events.' }], description: 'Progress events of a job.' },
-  'GET /api/v1/fine_tuning/jobs/:id/checkpoints': { id: 'listFineTuningCheckpoints', summary: 'Fine-tuning job checkpoints', tag: 'Fine-tuning', success: [{ status: 200, description: 'When built: the job\'s checkpoints.' }], description: 'Checkpoints of a job.' },
 };
 
 const UNBUILT: Operation[] = UNBUILT_ROUTES.filter((r) => r.scope !== 'chat').map((r) => {
@@ -318,4 +313,4 @@ const UNBUILT: Operation[] = UNBUILT_ROUTES.filter((r) => r.scope !== 'chat').ma
   } satisfies Operation;
 });
 
-export const OPERATIONS: readonly Operation[] = [...BUILT, ...RUNS, ...UNBUILT];
+export const OPERATIONS: readonly Operation[] = [...BUILT, ...RUNS, ...FINE_TUNING, ...UNBUILT];

@@ -4,14 +4,14 @@ import { embeddingsBodySchema } from '../embeddings/embeddings-request.ts';
 import type { ErrorCode } from '../shared/errors.ts';
 import { body, GATE, pathParam, RATE_HEADERS, type Json, type Operation } from './operation-parts.ts';
 
-const MONEY: ErrorCode[] = ['insufficient_credits', 'monthly_limit_exceeded', 'api_key_limit_exceeded', 'trial_limit'];
-const UPSTREAM: ErrorCode[] = ['upstream_rate_limited', 'upstream_error', 'model_unavailable', 'provider_timeout', 'internal_error'];
+export const MONEY: ErrorCode[] = ['insufficient_credits', 'monthly_limit_exceeded', 'api_key_limit_exceeded', 'trial_limit'];
+export const UPSTREAM: ErrorCode[] = ['upstream_rate_limited', 'upstream_error', 'model_unavailable', 'provider_timeout', 'internal_error'];
 /** A zod request schema as JSON Schema 2020-12 (what the route validates with). */
-function inputSchema(schema: z.ZodType): Json {
+export function inputSchema(schema: z.ZodType): Json {
   const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input', unrepresentable: 'any' }) as Json;
   return rest;
 }
-const strictBody = (schema: Json) => body(schema, 'Strict: an unknown or invalid field answers 400 validation_failed with `param` and `details {formErrors, fieldErrors}`.');
+export const strictBody = (schema: Json) => body(schema, 'Strict: an unknown or invalid field answers 400 validation_failed with `param` and `details {formErrors, fieldErrors}`.');
 
 /** The billed routes beyond chat, the job record, and the calling key's own view. */
 export const RUNS: Operation[] = [

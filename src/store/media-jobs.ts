@@ -50,7 +50,8 @@ export interface MediaJobStore {
   /**
    * Moves the running media jobs with prediction ids of gone processes to `owner` (one
    * conditional update: two processes never adopt the same job), and returns every such
-   * job `owner` now holds, for it to resume.
+   * job `owner` now holds, for it to resume. With `ownerLeaseExpiredAt` (the database's clock), only
+   * jobs whose owner's lease had run out by then (or whose owner has no row) move.
    */
-  adopt(goneInstanceIds: string[], owner: string): Promise<AdoptedMediaJob[]>;
+  adopt(goneInstanceIds: string[], owner: string, ownerLeaseExpiredAt?: number): Promise<AdoptedMediaJob[]>;
 }

@@ -18,10 +18,12 @@ export interface StoreOptions {
   poolSize?: number;
   /** PostgreSQL: one transaction for the movements of one account in one event-loop turn (default true; off only to measure). */
   groupCommit?: boolean;
+  /** PostgreSQL: money transactions in flight at once (group commit batches what queues meanwhile); default 2. */
+  moneySlots?: number;
 }
 
 export async function openStore(databaseUrl: string, options: StoreOptions = {}): Promise<Store> {
-  const store = databaseUrl.startsWith('sqlite:') ? openSqlite(databaseUrl.slice('sqlite:'.length)) : openPostgres(databaseUrl, options.poolSize ?? 10, options.groupCommit ?? true);
+  const store = databaseUrl.startsWith('sqlite:') ? openSqlite(databaseUrl.slice('sqlite:'.length)) : openPostgres(databaseUrl, options);
   await store.migrate();
   return store;
 }
@@ -45,7 +47,7 @@ function openSqlite(path: string): Store {
   });
 }
 
-function openPostgres(url: string, poolSize: number, groupCommit: boolean): Store {
+function openPostgres(url: string, options: StoreOptions): Store {
   // int8 (bigint) columns hold micro-credits and milliseconds, all far below 2^53.
   pg.types.setTypeParser(20, (value: string) => Number(value));
   // `?schema=NAME` keeps the gateway's tables in their own schema (tests use one per run).
@@ -54,7 +56,7 @@ function openPostgres(url: string, poolSize: number, groupCommit: boolean): Stor
   parsed.searchParams.delete('schema');
   const config: pg.PoolConfig & { pipeline: boolean } = {
     connectionString: parsed.toString(),
-    max: poolSize,
+    max: options.poolSize ?? 10,
     // A group commit writes BEGIN, its statements and COMMIT at once: one round trip.
     pipeline: true,
     ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }),
@@ -68,7 +70,7 @@ function openPostgres(url: string, poolSize: number, groupCommit: boolean): Stor
   return sqlStore({
     dialect: 'postgres',
     db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: counter.tick }),
-    money: new PostgresMoney(pool, counter.tick, groupCommit),
+    money: new PostgresMoney(pool, counter.tick, options.groupCommit ?? true, options.moneySlots ?? 2),
     counter,
     ...(schema === undefined ? {} : { schema }),
   });

@@ -64,6 +64,18 @@ export const DIALECTS = [
   { name: 'postgres', open: postgresStore },
 ] as const;
 
+/** A database per dialect for a gateway under test to open itself (DATABASE_URL): fresh in-memory SQLite, or a fresh PostgreSQL schema. */
+export const DATABASE_URLS = [
+  { name: 'sqlite', open: async () => ({ url: 'sqlite::memory:', drop: async () => {} }) },
+  {
+    name: 'postgres',
+    open: async () => {
+      const schema = await postgresSchema();
+      return { url: schema.url, drop: schema.drop };
+    },
+  },
+] as const;
+
 const DAY = 86_400_000;
 
 /** An account with credits; trial accounts (no purchase) get a grant and are two days old unless told. */

@@ -6,7 +6,7 @@
  */
 import { UpstreamPools } from '../upstream-pools.ts';
 import { GatewayError } from '../../shared/errors.ts';
-import { transportFailure } from '../upstream-client.ts';
+import { callJson } from '../json-call.ts';
 import { upstreamError } from '../upstream-errors.ts';
 import { HostError, type CreateOptions, type HostEndpoint, type MediaHost, type Prediction } from './media-host.ts';
 import { hostMessage, readPrediction } from './wire.ts';
@@ -46,34 +46,10 @@ export class PredictionsClient implements MediaHost {
   }
 
   private async call(endpoint: HostEndpoint, call: Call): Promise<Prediction> {
-    const base = new URL(endpoint.baseUrl);
     const headers: Record<string, string> = { authorization: `Bearer ${endpoint.apiKey}`, accept: 'application/json', ...call.headers };
     if (call.body !== undefined) headers['content-type'] = 'application/json';
-    let status: number;
-    let text: string;
-    try {
-      const response = await this.pools.of(base.origin).request({
-        method: call.method,
-        path: base.pathname.replace(/\/$/, '') + call.path,
-        headers,
-        body: call.body === undefined ? undefined : JSON.stringify(call.body),
-        signal: call.signal,
-        headersTimeout: call.timeoutMs,
-        bodyTimeout: call.timeoutMs,
-      });
-      status = response.statusCode;
-      text = await response.body.text();
-    } catch (thrown) {
-      // An abort is the caller's (its stop reason answers); a broken connection is the host's.
-      if (call.signal?.aborted === true) throw thrown;
-      throw transportFailure(thrown) ?? thrown;
-    }
-    let json: unknown;
-    try {
-      json = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
+    const body = call.body === undefined ? undefined : JSON.stringify(call.body);
+    const { status, text, json } = await callJson(this.pools, endpoint.baseUrl, { method: call.method, path: call.path, headers, body, signal: call.signal, timeoutMs: call.timeoutMs });
     if (status < 200 || status >= 300) throw new HostError(status, upstreamError(status, hostMessage(json, text)));
     const prediction = readPrediction(json);
     if (prediction === undefined) throw new GatewayError('upstream_error', 'The media host sent an unreadable answer. Retry with backoff.');

@@ -2,18 +2,20 @@
  * Jobs: the money path (MoneyStore, through the one movement implementation), reading
  * jobs (JobStore), and the processes that own running jobs (InstanceStore).
  */
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { HoldResult, JobKind, JobStatus, NewHold, Refund, Settlement, UsageUnits } from '../money-contract.ts';
-import type { InstanceRecord, InstanceStore, JobRecord, JobStore, MoneyStore } from '../types.ts';
+import type { InstanceRecord, InstanceStore, JobRecord, JobStore, MoneyStore, ProcessIdentity } from '../types.ts';
 import type { MoneyEngine } from './money-plan.ts';
-import { closeMovement, holdMovement, isTrialFailure, type Closed, type Closing } from './money-sql.ts';
-import type { Database, JobsTable } from './tables.ts';
+import { closeMovement, holdMovement, isTrialFailure, LEASE_UNTIL, type Closed, type Closing } from './money-sql.ts';
+import type { Database, Dialect, JobsTable } from './tables.ts';
 
 export class SqlJobs implements MoneyStore, JobStore, InstanceStore {
   /** The account of each job this process holds: its settle or refund shares that account's group commit. */
   private readonly accountOfJob = new Map<string, string>();
+  /** Processes that registered through this store (a renewal that finds no live lease then is a lapse). */
+  private readonly registered = new Set<string>();
 
-  constructor(private readonly db: Kysely<Database>, private readonly money: MoneyEngine) {}
+  constructor(private readonly db: Kysely<Database>, private readonly money: MoneyEngine, private readonly dialect: Dialect) {}
 
   async hold(hold: NewHold): Promise<HoldResult> {
     let result: HoldResult;
@@ -58,21 +60,38 @@ export class SqlJobs implements MoneyStore, JobStore, InstanceStore {
     return rows.map(toJob);
   }
 
-  async heartbeat(instance: { id: string; host: string; pid: number }, at: number): Promise<void> {
+  async renewLease(instance: ProcessIdentity, leaseMs: number): Promise<{ now: number; lapsed: boolean }> {
+    const before = await this.db.selectFrom('gateway_instances as i').select(sql<number>`${sql.raw(LEASE_UNTIL)}`.as('until'))
+      .where('i.id', '=', instance.id).executeTakeFirst();
+    const now = await this.databaseNow();
+    const values = { heartbeat_at: now, lease_until: now + leaseMs };
     await this.db
       .insertInto('gateway_instances')
-      .values({ id: instance.id, host: instance.host, pid: instance.pid, heartbeat_at: at })
-      .onConflict((oc) => oc.column('id').doUpdateSet({ heartbeat_at: at }))
+      .values({ id: instance.id, host: instance.host, pid: instance.pid, pid_scope: instance.pidScope, ...values })
+      .onConflict((oc) => oc.column('id').doUpdateSet(values))
       .execute();
+    const renewed = this.registered.has(instance.id);
+    this.registered.add(instance.id);
+    return { now, lapsed: renewed && (before === undefined || Number(before.until) <= now) };
+  }
+
+  /** The database's clock in Unix milliseconds (SQLite lives on this host: its clock is the host's, the one every process on it reads). */
+  private async databaseNow(): Promise<number> {
+    if (this.dialect === 'sqlite') return Date.now();
+    const { rows } = await sql<{ now: string }>`SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint AS now`.execute(this.db);
+    return Number(rows[0]?.now);
   }
 
   async listInstances(): Promise<InstanceRecord[]> {
-    const rows = await this.db.selectFrom('gateway_instances').selectAll().execute();
-    return rows.map((r) => ({ id: r.id, host: r.host, pid: Number(r.pid), heartbeatAt: Number(r.heartbeat_at) }));
+    const rows = await this.db.selectFrom('gateway_instances as i').selectAll().select(sql<number>`${sql.raw(LEASE_UNTIL)}`.as('until')).execute();
+    return rows.map((r) => ({ id: r.id, host: r.host, pid: Number(r.pid), pidScope: r.pid_scope, leaseUntil: Number(r.until) }));
   }
 
-  async removeInstances(ids: string[]): Promise<void> {
-    if (ids.length > 0) await this.db.deleteFrom('gateway_instances').where('id', 'in', ids).execute();
+  async removeInstances(ids: string[], expiredAt?: number): Promise<void> {
+    if (ids.length === 0) return;
+    let query = this.db.deleteFrom('gateway_instances as i').where('i.id', 'in', ids);
+    if (expiredAt !== undefined) query = query.where(sql<number>`${sql.raw(LEASE_UNTIL)}`, '<=', expiredAt);
+    await query.execute();
   }
 
   async runningJobOwners(): Promise<string[]> {
@@ -80,7 +99,7 @@ export class SqlJobs implements MoneyStore, JobStore, InstanceStore {
     return rows.map((r) => r.instance_id);
   }
 
-  async refundJobsOf(instanceIds: string[], at: number): Promise<number> {
+  async refundJobsOf(instanceIds: string[], at: number, ownerLeaseExpiredAt?: number): Promise<number> {
     if (instanceIds.length === 0) return 0;
     const jobs = await this.db
       .selectFrom('jobs')
@@ -89,7 +108,9 @@ export class SqlJobs implements MoneyStore, JobStore, InstanceStore {
       .where('instance_id', 'in', instanceIds)
       .execute();
     const refund: Refund = { status: 'failed', errorCode: 'internal_error', at };
-    const closed = await Promise.all(jobs.map((job) => this.close({ jobId: job.id, ...refunded(refund), failure: false }, job.account_id)));
+    const closed = await Promise.all(
+      jobs.map((job) => this.close({ jobId: job.id, ...refunded(refund), failure: false, ...(ownerLeaseExpiredAt === undefined ? {} : { ownerLeaseExpiredAt }) }, job.account_id)),
+    );
     return closed.filter((c) => c.closed).length;
   }
 }

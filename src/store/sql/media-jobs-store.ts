@@ -5,8 +5,9 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { AdoptedMediaJob, MediaJobOutcome, MediaJobRecord, MediaJobStore } from '../media-jobs.ts';
 import type { Store } from '../types.ts';
+import { moveRunningJobs, RUNNING } from './job-adoption.ts';
 import type { Database } from './tables.ts';
-import { sqlDatabaseOf } from './sql-store.ts';
+import { atFirstUse } from './sql-store.ts';
 
 export interface MediaJobsTable {
   job_id: string;
@@ -22,26 +23,16 @@ export interface MediaJobsTable {
 
 type MediaDatabase = Database & { media_jobs: MediaJobsTable };
 
-/** The `jobs.status` of a job still held. */
-const RUNNING = 'processing';
 const NO_PREDICTIONS = '[]';
 
 export function openMediaJobs(store: Store): MediaJobStore {
-  // Looked up at first use, so a gateway over a store that is not SQL (a test double) still starts.
-  let jobs: SqlMediaJobs | undefined;
-  const open = (): SqlMediaJobs => {
-    if (jobs !== undefined) return jobs;
-    const db = sqlDatabaseOf(store);
-    if (db === undefined) throw new Error('media jobs need the SQL store');
-    jobs = new SqlMediaJobs(db.withTables<{ media_jobs: MediaJobsTable }>());
-    return jobs;
-  };
+  const open = atFirstUse(store, 'media jobs', (db) => new SqlMediaJobs(db.withTables<{ media_jobs: MediaJobsTable }>()));
   return {
     create: (...args) => open().create(...args),
     markProcessing: (...args) => open().markProcessing(...args),
     recordOutcome: (...args) => open().recordOutcome(...args),
     get: (...args) => open().get(...args),
-    adopt: (gone, owner) => (gone.length === 0 ? Promise.resolve([]) : open().adopt(gone, owner)),
+    adopt: (gone, owner, expiredAt) => (gone.length === 0 ? Promise.resolve([]) : open().adopt(gone, owner, expiredAt)),
   };
 }
 
@@ -78,15 +69,9 @@ class SqlMediaJobs implements MediaJobStore {
     return row === undefined ? undefined : toRecord(row);
   }
 
-  async adopt(goneInstanceIds: string[], owner: string): Promise<AdoptedMediaJob[]> {
+  async adopt(goneInstanceIds: string[], owner: string, ownerLeaseExpiredAt?: number): Promise<AdoptedMediaJob[]> {
     if (goneInstanceIds.length === 0) return [];
-    await this.db
-      .updateTable('jobs')
-      .set({ instance_id: owner })
-      .where('status', '=', RUNNING)
-      .where('instance_id', 'in', goneInstanceIds)
-      .where('id', 'in', this.db.selectFrom('media_jobs').select('job_id').where('prediction_ids', '<>', NO_PREDICTIONS))
-      .execute();
+    await moveRunningJobs(this.db, this.db.selectFrom('media_jobs').select('job_id').where('prediction_ids', '<>', NO_PREDICTIONS), goneInstanceIds, owner, ownerLeaseExpiredAt);
     const rows = await this.db
       .selectFrom('media_jobs')
       .innerJoin('jobs', 'jobs.id', 'media_jobs.job_id')

@@ -1,5 +1,5 @@
 /**
- * Migration 091 (issue 18, dashboard speed): narrow usage totals beside the hourly rollups, so the
+ * Migration 093 (issue 18, dashboard speed): narrow usage totals beside the hourly rollups, so the
  * overview of every account over days or weeks reads a few thousand rows, not one per (hour,
  * account, key, model, code), which at a million jobs a month is about one per job:
  *

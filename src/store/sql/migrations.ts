@@ -1,6 +1,8 @@
 /** Every migration in order. Forward only: a released migration is never edited, a change is a new one. */
 import type { MigrationProvider } from 'kysely';
 import { firstMigrations } from './migrations-v1.ts';
+import { fineTuningJobsMigration } from './fine-tuning-jobs-migration.ts';
+import { instanceLeasesMigration } from './instance-leases-migration.ts';
 import { mediaJobsMigration } from './media-jobs-migration.ts';
 import { moneyMigrations } from './migrations-v2.ts';
 import { usageMigration } from './migration-usage.ts';
@@ -14,9 +16,13 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         ...firstMigrations(dialect),
         ...moneyMigrations(dialect),
         '004_media_jobs': mediaJobsMigration,
-        // The dashboard's rollups and job-log indexes (migration-usage.ts); numbered high to stay last.
+        // The dashboard's rollups and job-log indexes (migration-usage.ts).
         '090_dashboard_usage': usageMigration(dialect),
-        '091_dashboard_usage_totals': usageTotalsMigration(dialect),
+        // Every later migration is numbered after 090, which databases of earlier main have run
+        // (Kysely refuses a new migration that sorts before one already run).
+        '091_fine_tuning_jobs': fineTuningJobsMigration,
+        '092_instance_leases': instanceLeasesMigration,
+        '093_dashboard_usage_totals': usageTotalsMigration(dialect),
       };
     },
   };

@@ -156,6 +156,12 @@ export function isTrialFailure(status: string, errorCode: string | null): boolea
   return status === 'failed' && errorCode !== null && !GATEWAY_FAULTS.has(errorCode);
 }
 
+/**
+ * Until when a process is taken to be alive, on the database's clock: its lease, or for a process of a release
+ * before leases (a rolling upgrade), its latest heartbeat + 30 s, that release's rule.
+ */
+export const LEASE_UNTIL = 'COALESCE(i.lease_until, i.heartbeat_at + 30000)';
+
 /** How a job ends: settled (billed) or refunded. */
 export interface Closing {
   jobId: string;
@@ -169,6 +175,11 @@ export interface Closing {
   at: number;
   /** A refund that counts as a failure for the trial rule "failures in a row". */
   failure: boolean;
+  /**
+   * Crash recovery: the job closes only if its owner's lease had run out at this time (the database's clock),
+   * or its owner has no row at all; a live owner keeps it.
+   */
+  ownerLeaseExpiredAt?: number;
 }
 
 export interface Closed {
@@ -180,14 +191,15 @@ export const closeMovement: Movement<Closing, Closed> = {
   name: 'close',
   params: {
     job: 'text', status: 'text', cost: 'bigint', usage: 'text', output: 'text', code: 'text', at: 'bigint', month: 'bigint',
-    refund: 'integer', failure: 'integer',
+    refund: 'integer', failure: 'integer', orphan: 'integer', leaseNow: 'bigint',
   },
   steps: [
     {
       // Only a processing job closes: settle and refund happen once.
       name: 'j', from: [], sql: `UPDATE jobs SET status = @status, finished_at = @at, error_code = @code, usage = @usage, output = @output,
-  cost = CASE WHEN @refund = 1 OR @cost < 0 THEN 0 WHEN @cost > held THEN held ELSE @cost END, lease_until = NULL
-WHERE id = @job AND status = 'processing'
+  cost = CASE WHEN @refund = 1 OR @cost < 0 THEN 0 WHEN @cost > held THEN held ELSE @cost END
+WHERE id = @job AND status = 'processing' AND (@orphan = 0 OR NOT EXISTS (SELECT 1 FROM gateway_instances i
+  WHERE i.id = jobs.instance_id AND ${LEASE_UNTIL} > @leaseNow))
 RETURNING account_id AS j_account, key_id AS j_key, key_family_id AS j_family, held AS j_held, cost AS j_cost,
   created_at AS j_created, counts_key AS j_counts`,
     },
@@ -219,6 +231,7 @@ RETURNING account_id AS j_account, key_id AS j_key, key_family_id AS j_family, h
     job: c.jobId, status: c.status, cost: Math.ceil(c.cost), usage: c.usage === null ? null : JSON.stringify(c.usage),
     output: c.output === undefined || c.output === null ? null : JSON.stringify(c.output), code: c.errorCode, at: c.at,
     month: startOfUtcMonth(c.at), refund: c.refund ? 1 : 0, failure: c.failure ? 1 : 0,
+    orphan: c.ownerLeaseExpiredAt === undefined ? 0 : 1, leaseNow: c.ownerLeaseExpiredAt ?? 0,
   }),
   read: ({ row }: { row: Row | undefined }) => ({ closed: row !== undefined, charged: row === undefined ? 0 : Number(row.j_cost) }),
 };

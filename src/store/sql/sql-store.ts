@@ -35,7 +35,7 @@ export function sqlStore(parts: SqlParts): Store {
   const { db, money, counter } = parts;
   const accounts = new SqlAccounts(db);
   const keys = new SqlKeys(db, parts.dialect);
-  const jobs = new SqlJobs(db, money);
+  const jobs = new SqlJobs(db, money, parts.dialect);
   const notifications = new SqlNotifications(db, parts.dialect);
   const lifecycle = {
     dialect: parts.dialect,
@@ -57,7 +57,7 @@ export function sqlStore(parts: SqlParts): Store {
     lifecycle,
     bound(accounts, ['createAccount', 'getAccount', 'updateAccount', 'addCredits', 'accountSpentSince', 'listLedger']),
     bound(keys, ['createKey', 'findKeyByHash', 'getKey', 'listKeys', 'updateKey', 'revokeKey', 'rotateKey', 'keyFamilyUsage']),
-    bound(jobs, ['hold', 'settle', 'refund', 'getJob', 'listJobs', 'heartbeat', 'listInstances', 'removeInstances', 'runningJobOwners', 'refundJobsOf']),
+    bound(jobs, ['hold', 'settle', 'refund', 'getJob', 'listJobs', 'renewLease', 'listInstances', 'removeInstances', 'runningJobOwners', 'refundJobsOf']),
     bound(notifications, ['listNotifications', 'claimMail', 'markMailSent', 'markMailFailed']),
   );
   DATABASES.set(store, db);
@@ -76,6 +76,21 @@ export function wrapsSqlStore(wrapper: Store, inner: Store): void {
 /** The SQL database a store runs on; undefined for a store that is not SQL. */
 export function sqlDatabaseOf(store: Store): Kysely<Database> | undefined {
   return DATABASES.get(store);
+}
+
+/**
+ * A store of another concern built beside an SQL store (media jobs, fine-tuning jobs), made
+ * at first use, so a gateway over a store that is not SQL (a test double) still starts.
+ */
+export function atFirstUse<T>(store: Store, what: string, make: (db: Kysely<Database>) => T): () => T {
+  let made: T | undefined;
+  return () => {
+    if (made !== undefined) return made;
+    const db = sqlDatabaseOf(store);
+    if (db === undefined) throw new Error(`${what} need the SQL store`);
+    made = make(db);
+    return made;
+  };
 }
 
 /** The named methods of an object, bound to it. */

@@ -85,6 +85,7 @@ export interface JobsTable {
   instance_id: string;
   client_address: string | null;
   counts_key: number;
+  /** Unused (migration 003 added it, no release writes it): leases are per process, `gateway_instances.lease_until`. */
   lease_until: number | null;
   created_at: number;
   finished_at: number | null;
@@ -94,7 +95,12 @@ export interface InstancesTable {
   id: string;
   host: string;
   pid: number;
+  /** The database's clock at the process's latest renewal. */
   heartbeat_at: number;
+  /** The database's clock until which the process is taken to be alive (null: a process of a release before leases). */
+  lease_until: number | null;
+  /** Boot id and pid namespace of the process's host (null: unknown), so a pid is only ever checked where it means that process. */
+  pid_scope: string | null;
 }
 
 /** Trial runs per client address: a sliding log of run start times, newest first. */

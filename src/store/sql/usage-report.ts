@@ -1,6 +1,6 @@
 /**
  * The overview's four reads (series, errors by code, top models, top keys) over the rollup tables
- * (migrations 090 and 091), each from the narrowest table that answers it:
+ * (migrations 090 and 093), each from the narrowest table that answers it:
  *
  * - one key: its hourly rollups (index on key_id, hour), at most a row per model and code an hour;
  * - all accounts or one: the narrow totals, whole UTC days from the daily ones and the hours at the
