@@ -3,17 +3,20 @@
  *   [--explain]            print EXPLAIN of every money statement on PostgreSQL (docs/money-path.md)
  *   [--ops N] [--concurrency C] [--accounts A]  hold+settle pairs on A accounts (default 1, round-robin), on SQLite (file) and PostgreSQL,
  *                          with group commit and (on PostgreSQL) without it
+ *   [--without-rollups]    the same with the dashboard's usage-rollup trigger dropped (what the rollups cost)
  * PostgreSQL: TEST_POSTGRES_URL or postgres://postgres@127.0.0.1:5432/test, in a schema of its own.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { openStore, type StoreOptions } from '../src/store/open-store.ts';
 import { postgresStatement, type AnyMovement } from '../src/store/sql/money-plan.ts';
 import { closeMovement, holdMovement, type Closing } from '../src/store/sql/money-sql.ts';
 import type { NewHold } from '../src/store/money-contract.ts';
+import { sqlDatabaseOf } from '../src/store/sql/sql-store.ts';
 import type { Store } from '../src/store/types.ts';
 
 const PG_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -52,9 +55,11 @@ const newHold = (accountId: string, keyId: string): NewHold => ({
 
 async function throughput(label: string, url: string, options: StoreOptions, ops: number, concurrency: number, accounts: number): Promise<void> {
   const store = await openStore(url, options);
+  if (process.argv.includes('--without-rollups')) await sql`DROP TRIGGER usage_rollup_on_close ${sql.raw(url.startsWith('sqlite') ? '' : 'ON ledger')}`.execute(sqlDatabaseOf(store) ?? fail());
   const payers = await Promise.all(Array.from({ length: accounts }, () => payer(store)));
   let started = 0;
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   await Promise.all(Array.from({ length: concurrency }, async () => {
     while (started < ops) {
       const { accountId, keyId } = payers[started++ % accounts] as { accountId: string; keyId: string };
@@ -65,13 +70,20 @@ async function throughput(label: string, url: string, options: StoreOptions, ops
     }
   }));
   const seconds = (performance.now() - t0) / 1000;
+  // This process's CPU per pair: on SQLite all of the work, whatever else the machine runs.
+  const cpu = process.cpuUsage(cpu0);
+  const cpuPerPair = (cpu.user + cpu.system) / ops;
   for (const [i, { accountId }] of payers.entries()) {
     const account = await store.getAccount(accountId);
     const pairs = Math.floor(ops / accounts) + (i < ops % accounts ? 1 : 0);
     if (account?.held !== 0 || account.balance !== 1e15 - pairs * 500) throw new Error(`money does not add up: ${JSON.stringify(account)}`);
   }
-  console.log(`| ${label} | ${accounts} | ${concurrency} | ${ops} | ${Math.round(ops / seconds)} |`);
+  console.log(`| ${label} | ${accounts} | ${concurrency} | ${ops} | ${Math.round(ops / seconds)} | ${Math.round(cpuPerPair)} |`);
   await store.close();
+}
+
+function fail(): never {
+  throw new Error('not a SQL store');
 }
 
 async function explain(): Promise<void> {
@@ -115,7 +127,7 @@ if (process.argv.includes('--explain')) {
   const ops = arg('--ops', 5_000);
   const concurrency = arg('--concurrency', 50);
   const accounts = arg('--accounts', 1);
-  console.log('| store | accounts | concurrent pairs | hold+settle pairs | pairs/s |\n|---|---|---|---|---|');
+  console.log('| store | accounts | concurrent pairs | hold+settle pairs | pairs/s | CPU µs per pair (this process) |\n|---|---|---|---|---|---|');
   const dir = mkdtempSync(join(tmpdir(), 'money-bench-'));
   await throughput('SQLite (file, WAL)', `sqlite:${join(dir, 'bench.db')}`, {}, ops, concurrency, accounts);
   rmSync(dir, { recursive: true, force: true });

@@ -14,6 +14,7 @@ import { startOfUtcDay } from '../src/shared/time.ts';
 import { openAudioUploads } from '../src/store/sql/audio-uploads-store.ts';
 import { openStore } from '../src/store/open-store.ts';
 import { migrationProvider } from '../src/store/sql/migrations.ts';
+import { usageStoreFor } from '../src/store/sql/usage-rollups.ts';
 import type { Store } from '../src/store/types.ts';
 import { createV1Database } from './fixtures/store-v1.ts';
 import { account, hold, ledgerMoney, postgresSchema } from './helpers/stores.ts';
@@ -67,6 +68,14 @@ async function checkCarried(store: Store): Promise<void> {
   expect(await store.getJob('j-aborted')).toMatchObject({ status: 'canceled', cost: 0, errorCode: 'client_closed_request' });
   expect((await store.listLedger('acc-a', 100)).map((e) => e.kind).sort()).toEqual(['hold', 'hold', 'hold', 'hold', 'hold', 'refund', 'refund', 'settle', 'settle', 'topup']);
   expect(await store.accountSpentSince('acc-a', today)).toBe(350_000);
+  // The dashboard's totals, rolled up from the carried ledger: the account's day, and one key's.
+  const usage = usageStoreFor(store);
+  const overview = await usage?.usage({ from: today, to: today + DAY, bucket: 'day', accountId: 'acc-a' });
+  expect(overview?.series).toEqual([{ t: today, requests: 4, errors: 2, credits: 350_000, promptTokens: 120, completionTokens: 57 }]);
+  expect(overview?.errorsByCode.map((c) => c.code).sort()).toEqual(['client_closed_request', 'upstream_error']);
+  expect(overview?.topModels).toEqual([{ model: 'gpt-test', requests: 4, credits: 350_000 }]);
+  expect((await usage?.usage({ from: today, to: today + DAY, bucket: 'day', keyId: 'key-2' }))?.topKeys)
+    .toEqual([{ keyId: 'key-2', keyName: 'k', accountId: 'acc-a', requests: 3, credits: 100_000 }]);
 
   // Key usage per family, from the carried jobs: settled at cost, the open hold at its amount, refunds at 0.
   expect(await store.keyFamilyUsage('key-1', now)).toEqual({ day: 2_350_000, month: 2_350_000 });

@@ -2,6 +2,7 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import type { AccountPatch, AccountRecord, AccountStore, LedgerEntry, LedgerKind, NewAccount } from '../types.ts';
+import { startOfUtcMonth } from '../../shared/time.ts';
 import type { AccountsTable, Database } from './tables.ts';
 
 export class SqlAccounts implements AccountStore {
@@ -65,6 +66,16 @@ export class SqlAccounts implements AccountStore {
   }
 
   async accountSpentSince(accountId: string, since: number): Promise<number> {
+    // Since a month's start, the spending limit's counter holds the answer: every settlement adds its
+    // charge to the counter of its own month (money-sql.ts 'close'), and the month's settle rows are those
+    // charges. Reading it spares the sum over the account's whole ledger (the dashboard's account page).
+    if (since === startOfUtcMonth(since)) {
+      const counter = await this.db.selectFrom('accounts').select(['month_start', 'month_settled']).where('id', '=', accountId).executeTakeFirst();
+      const monthStart = Number(counter?.month_start ?? 0);
+      if (monthStart === since) return Number(counter?.month_settled ?? 0);
+      // No settlement since: it would have moved the counter to its month.
+      if (monthStart < since) return 0;
+    }
     const row = await this.db
       .selectFrom('ledger')
       .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('amount'), sql<number>`0`).as('total'))

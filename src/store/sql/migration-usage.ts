@@ -25,7 +25,7 @@ function tokens(dialect: Dialect, field: 'prompt_tokens' | 'completion_tokens'):
  * Hour bucket, row key and amounts of a closed job, for a trigger's SELECT (`ledger` = the ledger row's alias, `j` = its job).
  * A refunded job costs 0 and counts no credits; a canceled run that was billed (settled) counts as a success.
  */
-function rollupSelect(dialect: Dialect, ledger: string): string {
+export function rollupSelect(dialect: Dialect, ledger: string): string {
   return `
   SELECT (j.created_at / 3600000) * 3600000 AS hour, j.account_id AS account_id, coalesce(j.key_id, '') AS key_id, j.model AS model,
          CASE WHEN ${ledger}.kind = 'settle' AND j.error_code IS NULL THEN '' ELSE coalesce(j.error_code, j.status) END AS code,
@@ -33,13 +33,13 @@ function rollupSelect(dialect: Dialect, ledger: string): string {
          ${tokens(dialect, 'prompt_tokens')} AS prompt_tokens, ${tokens(dialect, 'completion_tokens')} AS completion_tokens`;
 }
 
-const UPSERT = `ON CONFLICT (hour, account_id, key_id, model, code) DO UPDATE SET
+export const UPSERT = `ON CONFLICT (hour, account_id, key_id, model, code) DO UPDATE SET
   requests = usage_rollups.requests + excluded.requests,
   credits = usage_rollups.credits + excluded.credits,
   prompt_tokens = usage_rollups.prompt_tokens + excluded.prompt_tokens,
   completion_tokens = usage_rollups.completion_tokens + excluded.completion_tokens`;
 
-const COLUMNS = '(hour, account_id, key_id, model, code, requests, credits, prompt_tokens, completion_tokens)';
+export const COLUMNS = '(hour, account_id, key_id, model, code, requests, credits, prompt_tokens, completion_tokens)';
 
 function triggerStatements(dialect: Dialect): string[] {
   if (dialect === 'sqlite') {

@@ -7,6 +7,7 @@ import { audioUploadsMigration } from './audio-uploads-migration.ts';
 import { mediaJobsMigration } from './media-jobs-migration.ts';
 import { moneyMigrations } from './migrations-v2.ts';
 import { usageMigration } from './migration-usage.ts';
+import { usageTotalsMigration } from './migration-usage-totals.ts';
 import type { Dialect } from './tables.ts';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
@@ -23,6 +24,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '091_fine_tuning_jobs': fineTuningJobsMigration,
         '092_instance_leases': instanceLeasesMigration,
         '093_audio_uploads': audioUploadsMigration(dialect),
+        '094_dashboard_usage_totals': usageTotalsMigration(dialect),
       };
     },
   };

@@ -1,6 +1,6 @@
 /**
- * The dashboard's reads on SQL (src/store/usage.ts). Charts read the hourly rollups the ledger
- * trigger keeps (migration-usage.ts), never the jobs table; the job log is a keyset page over
+ * The dashboard's reads on SQL (src/store/usage.ts). Charts read the rollups and totals the ledger
+ * trigger keeps (migration-usage.ts, migration-usage-totals.ts; usage-report.ts), never the jobs table; the job log is a keyset page over
  * an index chosen by its most selective filter.
  */
 import { type Kysely, sql } from 'kysely';
@@ -8,25 +8,8 @@ import type { AccountRecord, JobStatus, Store } from '../types.ts';
 import type { JobLogFilter, JobLogRow, UsageQuery, UsageReport, UsageStore } from '../usage.ts';
 import { toAccount } from './account-queries.ts';
 import { sqlDatabaseOf } from './sql-store.ts';
+import { usageRows } from './usage-report.ts';
 import type { Database } from './tables.ts';
-
-interface UsageRollupsTable {
-  hour: number;
-  account_id: string;
-  key_id: string;
-  model: string;
-  code: string;
-  requests: number;
-  credits: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-}
-
-type UsageDatabase = Database & { usage_rollups: UsageRollupsTable };
-
-const HOUR = 3_600_000;
-const DAY = 24 * HOUR;
-const TOP = 10;
 
 /** The dashboard's reads over a SQL store; undefined for a store of another kind. */
 export function usageStoreFor(store: Store): UsageStore | undefined {
@@ -51,53 +34,10 @@ function tokenCounts(usage: string | null): { prompt: number | null; completion:
 }
 
 export class SqlUsageStore implements UsageStore {
-  private readonly db: Kysely<UsageDatabase>;
-
-  constructor(db: Kysely<Database>) {
-    this.db = db.withTables<{ usage_rollups: UsageRollupsTable }>();
-  }
+  constructor(private readonly db: Kysely<Database>) {}
 
   async usage(query: UsageQuery): Promise<UsageReport> {
-    const size = query.bucket === 'day' ? DAY : HOUR;
-    const from = Math.floor(query.from / HOUR) * HOUR;
-    const range = () => {
-      let q = this.db.selectFrom('usage_rollups as r').where('r.hour', '>=', from).where('r.hour', '<', query.to);
-      if (query.accountId !== undefined) q = q.where('r.account_id', '=', query.accountId);
-      if (query.keyId !== undefined) q = q.where('r.key_id', '=', query.keyId);
-      return q;
-    };
-    // Literal, not a parameter: SQLite would bind the number as a REAL and divide without truncating.
-    const bucket = sql<number>`(r.hour / ${sql.lit(size)}) * ${sql.lit(size)}`;
-    const [series, codes, models, keys] = await Promise.all([
-      range()
-        .select([
-          bucket.as('t'),
-          sql<number>`sum(r.requests)`.as('requests'),
-          sql<number>`sum(case when r.code = '' then 0 else r.requests end)`.as('errors'),
-          sql<number>`sum(r.credits)`.as('credits'),
-          sql<number>`sum(r.prompt_tokens)`.as('prompt_tokens'),
-          sql<number>`sum(r.completion_tokens)`.as('completion_tokens'),
-        ])
-        .groupBy(bucket)
-        .orderBy('t')
-        .execute(),
-      range().select(['r.code', sql<number>`sum(r.requests)`.as('requests')]).where('r.code', '<>', '').groupBy('r.code').orderBy('requests', 'desc').execute(),
-      range()
-        .select(['r.model', sql<number>`sum(r.requests)`.as('requests'), sql<number>`sum(r.credits)`.as('credits')])
-        .groupBy('r.model')
-        .orderBy('credits', 'desc')
-        .orderBy('requests', 'desc')
-        .limit(TOP)
-        .execute(),
-      range()
-        .select(['r.key_id', 'r.account_id', sql<number>`sum(r.requests)`.as('requests'), sql<number>`sum(r.credits)`.as('credits')])
-        .where('r.key_id', '<>', '')
-        .groupBy(['r.key_id', 'r.account_id'])
-        .orderBy('credits', 'desc')
-        .orderBy('requests', 'desc')
-        .limit(TOP)
-        .execute(),
-    ]);
+    const { series, codes, models, keys } = await usageRows(this.db, query);
     const names = await this.keyNames(keys.map((k) => k.key_id));
     return {
       series: series.map((s) => ({
@@ -125,7 +65,8 @@ export class SqlUsageStore implements UsageStore {
     if (filter.accountId !== undefined) q = q.where('j.account_id', '=', filter.accountId);
     if (filter.keyId !== undefined) q = q.where('j.key_id', '=', filter.keyId);
     if (filter.model !== undefined) q = q.where('j.model', '=', filter.model);
-    if (filter.status !== undefined) q = q.where('j.status', '=', filter.status);
+    // A literal (one of four statuses), so that the planners match the partial index on failed and canceled jobs.
+    if (filter.status !== undefined) q = q.where('j.status', '=', sql.lit(filter.status));
     if (filter.code !== undefined) q = q.where('j.error_code', '=', filter.code);
     const before = filter.before;
     if (before !== undefined) {
