@@ -1,18 +1,18 @@
 /**
  * One onResponse hook per request: the structured log line (docs/operations.md lists its
  * fields) and the HTTP metrics. Both read what the route noted (shared/run-metrics.ts
- * `noteOutcome`); neither ever sees a header, so no secret can reach them.
+ * `noteOutcome`); neither ever sees a header, so no secret can reach them. So the line is
+ * written by a logger of its own, without the redaction pass every other line goes through,
+ * and with the request id it would have had from the request's child logger.
  */
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Logger } from 'pino';
 import { outcomeOf } from '../shared/run-metrics.ts';
 import type { GatewayMetrics } from './metrics.ts';
 
 const MAX_MODEL_CHARS = 128;
 
-/** Fastify's logger is pino's; its type leaves this method out. */
-type PinoLogger = FastifyBaseLogger & { isLevelEnabled(level: string): boolean };
-
-export function observeRequests(app: FastifyInstance, metrics: GatewayMetrics | undefined): void {
+export function observeRequests(app: FastifyInstance, metrics: GatewayMetrics | undefined, lines: Logger): void {
   app.addHook('onResponse', (request, reply, done) => {
     const ms = reply.elapsedTime;
     const outcome = outcomeOf(reply.raw);
@@ -24,8 +24,9 @@ export function observeRequests(app: FastifyInstance, metrics: GatewayMetrics | 
     const addedMs = outcome?.upstreamMs !== undefined ? ms - outcome.upstreamMs : jobId === undefined ? ms : undefined;
     const code = outcome?.code;
     metrics?.observeRequest({ route, status, code, seconds: ms / 1000, addedSeconds: addedMs === undefined ? undefined : addedMs / 1000 });
-    if ((request.log as PinoLogger).isLevelEnabled('info')) {
-      request.log.info({
+    if (lines.isLevelEnabled('info')) {
+      lines.info({
+        reqId: request.id,
         route,
         status,
         code,
