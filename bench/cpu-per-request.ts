@@ -51,7 +51,7 @@ try {
   const body = JSON.stringify({ model: 'gpt-6-luna', messages: [{ role: 'user', content: 'Say hello in one short sentence.' }], max_tokens: 64, stream: false });
   const load = async (b: (typeof builds)[number], amount: number) => {
     const r = await autocannon({ url: b.url + '/api/v1/chat/completions', method: 'POST', connections: 50, amount, body,
-      requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, headers: { 'content-type': 'application/json', authorization: `Bearer ${b.next()}` } }) }] });
+      requests: [{ setupRequest: (req) => ({ ...req, headers: { 'content-type': 'application/json', authorization: `Bearer ${b.next()}` } }) }] });
     return r;
   };
   for (const b of builds) await load(b, 4000); // warm-up
