@@ -6,29 +6,39 @@ import type { KeyEvents } from '../keys/key-events.ts';
 
 export type StopReason = 'timeout' | 'revoked' | 'client_closed';
 
+/** A run a key change can stop (the paid-run core's runs). */
+export interface StoppableRun {
+  stop(reason: StopReason): void;
+}
+
 export class InFlightRuns {
-  private readonly byKey = new Map<string, Set<(reason: StopReason) => void>>();
+  /** One run per key (the usual case) is held as itself; a Set only when a key has several. */
+  private readonly byKey = new Map<string, StoppableRun | Set<StoppableRun>>();
 
   constructor(events: KeyEvents) {
     events.subscribe((change) => {
       if (change.kind !== 'revoked') return;
-      for (const stop of this.byKey.get(change.keyId) ?? []) stop('revoked');
+      const runs = this.byKey.get(change.keyId);
+      if (runs instanceof Set) for (const run of [...runs]) run.stop('revoked');
+      else runs?.stop('revoked');
     });
   }
 
-  /** Registers a run; `expiresAt` stops it when the key expires mid-run. Returns the unregister function. */
-  register(keyId: string, expiresAt: number | null, stop: (reason: StopReason) => void): () => void {
-    let set = this.byKey.get(keyId);
-    if (set === undefined) {
-      set = new Set();
-      this.byKey.set(keyId, set);
+  /** Registers a run under its key; `remove` with the same two ends it. Key expiry is the run's own timer. */
+  add(keyId: string, run: StoppableRun): void {
+    const runs = this.byKey.get(keyId);
+    if (runs === undefined) this.byKey.set(keyId, run);
+    else if (runs instanceof Set) runs.add(run);
+    else this.byKey.set(keyId, new Set([runs, run]));
+  }
+
+  remove(keyId: string, run: StoppableRun): void {
+    const runs = this.byKey.get(keyId);
+    if (runs === run) {
+      this.byKey.delete(keyId);
+    } else if (runs instanceof Set) {
+      runs.delete(run);
+      if (runs.size === 0) this.byKey.delete(keyId);
     }
-    set.add(stop);
-    const expiry = expiresAt === null ? undefined : setTimeout(() => stop('revoked'), Math.max(0, Math.min(expiresAt - Date.now(), 2 ** 31 - 1)));
-    return () => {
-      if (expiry !== undefined) clearTimeout(expiry);
-      set.delete(stop);
-      if (set.size === 0) this.byKey.delete(keyId);
-    };
   }
 }

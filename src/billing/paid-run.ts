@@ -11,7 +11,7 @@ import { GatewayError, internalError, invalidApiKey } from '../shared/errors.ts'
 import { NO_RUN_METRICS, type RunMetrics } from '../shared/run-metrics.ts';
 import type { HoldResult, JobKind, NewHold, Refund, Settlement, UsageUnits } from '../store/money-contract.ts';
 import { refusalError, type RefusalCodes } from './hold-refusal.ts';
-import type { InFlightRuns, StopReason } from './in-flight.ts';
+import type { InFlightRuns, StopReason, StoppableRun } from './in-flight.ts';
 
 /** The store's money path, as the core uses it. */
 export interface MoneyPath {
@@ -60,20 +60,32 @@ const STOP_ERRORS: Record<StopReason, () => GatewayError> = {
   client_closed: () => new GatewayError('client_closed_request', 'The client closed the request.'),
 };
 
-/** One admitted run: its abort signal, why it stopped, and its money outcome (settled or refunded once). */
-export class PaidRun {
+/** Key expiry timers are capped at what setTimeout can wait. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * One admitted run: its abort signal, why it stopped, and its money outcome (settled or
+ * refunded once). Registered with the in-flight runs as itself: no closure per run.
+ */
+export class PaidRun implements StoppableRun {
   private readonly controller = new AbortController();
   private reason: StopReason | undefined;
   private outcome: Promise<unknown> | undefined;
   private timer: NodeJS.Timeout | undefined;
-  private unregister: () => void;
+  private expiry: NodeJS.Timeout | undefined;
+  /** The key the run is registered under, until it is released. */
+  private watchedKey: string | undefined;
   private readonly metrics: RunMetrics;
 
   /** Without a key: a run resumed from a process that is gone (no key watch, no provider wait). */
   constructor(readonly jobId: string, readonly quote: number, private readonly deps: PaidRunDeps, key: PayingKey | undefined) {
     this.metrics = deps.metrics ?? NO_RUN_METRICS;
-    this.unregister = key === undefined ? () => undefined : deps.inFlight.register(key.id, key.expiresAt, (why) => this.stop(why));
-    if (key !== undefined) this.armTimeout();
+    if (key !== undefined) {
+      this.watchedKey = key.id;
+      deps.inFlight.add(key.id, this);
+      if (key.expiresAt !== null) this.expiry = setTimeout(stopAsRevoked, Math.max(0, Math.min(key.expiresAt - Date.now(), MAX_TIMER_MS)), this);
+      this.armTimeout();
+    }
     this.metrics.holdOpened();
   }
 
@@ -93,7 +105,7 @@ export class PaidRun {
 
   /** (Re)starts the provider wait; re-arming refreshes the one timer instead of making a new one per chunk. */
   armTimeout(): void {
-    if (this.timer === undefined) this.timer = setTimeout(() => this.stop('timeout'), this.deps.providerTimeoutMs);
+    if (this.timer === undefined) this.timer = setTimeout(stopAsTimedOut, this.deps.providerTimeoutMs, this);
     else this.timer.refresh();
   }
 
@@ -161,9 +173,19 @@ export class PaidRun {
   private release(): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
-    this.unregister();
-    this.unregister = () => undefined;
+    if (this.expiry !== undefined) clearTimeout(this.expiry);
+    this.expiry = undefined;
+    if (this.watchedKey !== undefined) this.deps.inFlight.remove(this.watchedKey, this);
+    this.watchedKey = undefined;
   }
+}
+
+function stopAsTimedOut(run: PaidRun): void {
+  run.stop('timeout');
+}
+
+function stopAsRevoked(run: PaidRun): void {
+  run.stop('revoked');
 }
 
 export class PaidRuns {

@@ -12,6 +12,7 @@
  */
 import { z } from 'zod';
 import { GatewayError } from '../shared/errors.ts';
+import { isPlainChatBody } from './plain-chat-body.ts';
 
 /** Any integer JavaScript can hold (as the route reads them), published as JSON Schema `integer`. */
 const integer = () => z.number().refine(Number.isInteger, { message: 'must be an integer' }).meta({ type: 'integer' });
@@ -137,6 +138,8 @@ export const chatRequestSchema = z.looseObject({
 
 /** 400 invalid_request naming the first field the schema refuses. */
 export function checkChatShape(body: unknown): void {
+  // The common body is judged in one cheap pass; zod parses the rest (and words every error).
+  if (isPlainChatBody(body)) return;
   const result = chatRequestSchema.safeParse(body);
   if (result.success) return;
   const issue = result.error.issues[0];

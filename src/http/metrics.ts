@@ -2,8 +2,9 @@
  * GET /metrics in the Prometheus text format, from a registry of the gateway's own (never
  * prom-client's global one). Labels are route (method and pattern, never the raw URL),
  * status, code, provider and catalog model; a value outside the known sets is `other`.
- * No label can carry a key, an account or an address. Label children are cached, so
- * recording a request costs a map look-up and an add.
+ * No label can carry a key, an account or an address. Label children are cached and the
+ * counters tallied in plain numbers until a scrape, so recording a request costs map
+ * look-ups and adds.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
@@ -40,7 +41,7 @@ export class GatewayMetrics implements RunMetrics {
   private readonly providers: Set<string>;
   private readonly loopDelay: IntervalHistogram;
 
-  private readonly requests = new Counter({ name: 'gateway_http_requests_total', help: 'HTTP requests answered, by route pattern, status and error code (none on success).', labelNames: ['route', 'status', 'code'] as const, registers: [this.registry] });
+  private readonly requests = new TalliedCounter(this.registry, 'gateway_http_requests_total', 'HTTP requests answered, by route pattern, status and error code (none on success).', ['route', 'status', 'code']);
   private readonly duration = new Histogram({
     name: 'gateway_http_request_duration_seconds', help: 'Time from the request arriving to the last byte of the answer, by route pattern.',
     labelNames: ['route'] as const, buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120], registers: [this.registry],
@@ -53,15 +54,15 @@ export class GatewayMetrics implements RunMetrics {
     name: 'gateway_time_to_first_token_seconds', help: 'Streams: time from the request arriving to the first content chunk sent.',
     labelNames: ['provider', 'model'] as const, buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60], registers: [this.registry],
   });
-  private readonly inputTokens = new Counter({ name: 'gateway_input_tokens_total', help: 'Input tokens billed, by provider and catalog model.', labelNames: ['provider', 'model'] as const, registers: [this.registry] });
-  private readonly outputTokens = new Counter({ name: 'gateway_output_tokens_total', help: 'Output tokens billed, by provider and catalog model.', labelNames: ['provider', 'model'] as const, registers: [this.registry] });
-  private readonly credits = new Counter({ name: 'gateway_credits_charged_total', help: 'Credits charged by settled runs, by provider and catalog model (1 credit = USD 0.01).', labelNames: ['provider', 'model'] as const, registers: [this.registry] });
-  private readonly settled = new Counter({ name: 'gateway_runs_settled_total', help: 'Runs settled (billed), by provider and catalog model.', labelNames: ['provider', 'model'] as const, registers: [this.registry] });
+  private readonly inputTokens = new TalliedCounter(this.registry, 'gateway_input_tokens_total', 'Input tokens billed, by provider and catalog model.', ['provider', 'model']);
+  private readonly outputTokens = new TalliedCounter(this.registry, 'gateway_output_tokens_total', 'Output tokens billed, by provider and catalog model.', ['provider', 'model']);
+  /** Counted in micro-credits, published in credits. */
+  private readonly credits = new TalliedCounter(this.registry, 'gateway_credits_charged_total', 'Credits charged by settled runs, by provider and catalog model (1 credit = USD 0.01).', ['provider', 'model'], 1_000_000);
+  private readonly settled = new TalliedCounter(this.registry, 'gateway_runs_settled_total', 'Runs settled (billed), by provider and catalog model.', ['provider', 'model']);
   private readonly upstreamErrors = new Counter({ name: 'gateway_upstream_errors_total', help: 'Provider failures (5xx, 429, connection, timeout, error inside a stream), by provider and the code answered.', labelNames: ['provider', 'code'] as const, registers: [this.registry] });
   private readonly openStreams = new Gauge({ name: 'gateway_open_streams', help: 'Streamed answers being sent now.', registers: [this.registry] });
   private readonly holds = new Gauge({ name: 'gateway_holds_in_flight', help: 'Holds placed by this process and not yet settled or refunded.', registers: [this.registry] });
 
-  private readonly requestChildren = new Map<string, { inc(): void }>();
   private readonly durationChildren = new Map<string, { observe(v: number): void }>();
   private readonly addedChildren = new Map<string, { observe(v: number): void }>();
 
@@ -98,13 +99,7 @@ export class GatewayMetrics implements RunMetrics {
 
   observeRequest(o: RequestObservation): void {
     const code = o.code === undefined ? NO_CODE : KNOWN_CODES.has(o.code) ? o.code : OTHER;
-    const key = `${o.route} ${o.status} ${code}`;
-    let counter = this.requestChildren.get(key);
-    if (counter === undefined) {
-      counter = this.requests.labels(o.route, String(o.status), code);
-      this.requestChildren.set(key, counter);
-    }
-    counter.inc();
+    this.requests.add(1, o.route, String(o.status), code);
     childOf(this.durationChildren, this.duration, o.route).observe(o.seconds);
     if (o.addedSeconds !== undefined) childOf(this.addedChildren, this.added, o.route).observe(Math.max(0, o.addedSeconds));
   }
@@ -132,10 +127,10 @@ export class GatewayMetrics implements RunMetrics {
   runSettled(run: SettledRun): void {
     const provider = this.provider(run.provider);
     const model = this.model(run.model);
-    this.settled.labels(provider, model).inc();
-    if (run.inputTokens !== undefined && run.inputTokens > 0) this.inputTokens.labels(provider, model).inc(run.inputTokens);
-    if (run.outputTokens !== undefined && run.outputTokens > 0) this.outputTokens.labels(provider, model).inc(run.outputTokens);
-    if (run.microCredits > 0) this.credits.labels(provider, model).inc(run.microCredits / 1_000_000);
+    this.settled.add(1, provider, model);
+    if (run.inputTokens !== undefined && run.inputTokens > 0) this.inputTokens.add(run.inputTokens, provider, model);
+    if (run.outputTokens !== undefined && run.outputTokens > 0) this.outputTokens.add(run.outputTokens, provider, model);
+    if (run.microCredits > 0) this.credits.add(run.microCredits, provider, model);
   }
 
   upstreamError(provider: string, code: string): void {
@@ -148,6 +143,36 @@ export class GatewayMetrics implements RunMetrics {
 
   private provider(id: string): string {
     return this.providers.has(id) ? id : OTHER;
+  }
+}
+
+/**
+ * A counter added to on the request path with one map look-up and an add (prom-client's
+ * own `inc` hashes the labels object on every call); the sums reach prom-client when a
+ * scrape collects, so a scrape shows every add made before it.
+ */
+class TalliedCounter {
+  private readonly cells = new Map<string, { labels: string[]; pending: number }>();
+
+  constructor(registry: Registry, name: string, help: string, labelNames: string[], scale = 1) {
+    const cells = this.cells;
+    new Counter({
+      name, help, labelNames, registers: [registry],
+      collect() {
+        for (const cell of cells.values()) {
+          if (cell.pending === 0) continue;
+          this.labels(...cell.labels).inc(cell.pending / scale);
+          cell.pending = 0;
+        }
+      },
+    });
+  }
+
+  add(amount: number, a: string, b: string, c?: string): void {
+    const key = c === undefined ? `${a}\u0000${b}` : `${a}\u0000${b}\u0000${c}`;
+    const cell = this.cells.get(key);
+    if (cell !== undefined) cell.pending += amount;
+    else this.cells.set(key, { labels: c === undefined ? [a, b] : [a, b, c], pending: amount });
   }
 }
 

@@ -1,18 +1,32 @@
 /**
  * One onResponse hook per request: the structured log line (docs/operations.md lists its
  * fields) and the HTTP metrics. Both read what the route noted (shared/run-metrics.ts
- * `noteOutcome`); neither ever sees a header, so no secret can reach them.
+ * `noteOutcome`); neither ever sees a header, so no secret can reach them. So the line is
+ * built here in one JSON.stringify, as pino would write it at level info (its base fields,
+ * the request id the request's child logger would add), without pino's per-field and
+ * redaction passes, and handed to the log destination every other line goes to.
  */
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
+import { hostname } from 'node:os';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { levels, type DestinationStream } from 'pino';
 import { outcomeOf } from '../shared/run-metrics.ts';
 import type { GatewayMetrics } from './metrics.ts';
 
 const MAX_MODEL_CHARS = 128;
 
-/** Fastify's logger is pino's; its type leaves this method out. */
-type PinoLogger = FastifyBaseLogger & { isLevelEnabled(level: string): boolean };
+const INFO = 30;
 
-export function observeRequests(app: FastifyInstance, metrics: GatewayMetrics | undefined): void {
+/** Where request lines go, when the log level lets info lines through. */
+export interface RequestLines {
+  destination: DestinationStream;
+  /** pino's level name (LOG_LEVEL). */
+  level: string;
+}
+
+export function observeRequests(app: FastifyInstance, metrics: GatewayMetrics | undefined, lines: RequestLines): void {
+  const enabled = (levels.values[lines.level] ?? Infinity) <= INFO;
+  const pid = process.pid;
+  const host = hostname();
   app.addHook('onResponse', (request, reply, done) => {
     const ms = reply.elapsedTime;
     const outcome = outcomeOf(reply.raw);
@@ -24,8 +38,13 @@ export function observeRequests(app: FastifyInstance, metrics: GatewayMetrics | 
     const addedMs = outcome?.upstreamMs !== undefined ? ms - outcome.upstreamMs : jobId === undefined ? ms : undefined;
     const code = outcome?.code;
     metrics?.observeRequest({ route, status, code, seconds: ms / 1000, addedSeconds: addedMs === undefined ? undefined : addedMs / 1000 });
-    if ((request.log as PinoLogger).isLevelEnabled('info')) {
-      request.log.info({
+    if (enabled) {
+      lines.destination.write(`${JSON.stringify({
+        level: INFO,
+        time: Date.now(),
+        pid,
+        hostname: host,
+        reqId: request.id,
         route,
         status,
         code,
@@ -37,7 +56,8 @@ export function observeRequests(app: FastifyInstance, metrics: GatewayMetrics | 
         credits: outcome?.microCredits === undefined ? undefined : outcome.microCredits / 1_000_000,
         duration_ms: round(ms),
         added_ms: addedMs === undefined ? undefined : round(addedMs),
-      }, 'request');
+        msg: 'request',
+      })}\n`);
     }
     done();
   });
