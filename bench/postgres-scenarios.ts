@@ -21,9 +21,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import pg from 'pg';
 import { Pool } from 'undici';
+import { onServer as onTestServer } from '../test/helpers/postgres.ts';
+import { dropRedisPrefix as dropTestRedisPrefix } from '../test/helpers/redis.ts';
 import { checkLedger, createBenchAccounts, type BenchKeys, type LedgerCheck } from './accounts.ts';
 
 const PG_URL = process.env.BENCH_POSTGRES_URL ?? process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -90,30 +90,8 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
-async function onServer(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
-}
-
-async function dropRedisPrefix(prefix: string): Promise<void> {
-  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0 });
-  await redis.connect();
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
-}
+const onServer = (statement: string) => onTestServer(statement, PG_URL);
+const dropRedisPrefix = (prefix: string) => dropTestRedisPrefix(prefix, REDIS_URL);
 
 /** Sums two runs made at the same time against two processes. */
 function merge(a: ThroughputRow, b: ThroughputRow): ThroughputRow {

@@ -17,8 +17,9 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-async function onServer(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: PG_URL });
+/** Runs one statement on the server of `serverUrl` (the bench uses it too, with its own server). */
+export async function onServer(statement: string, serverUrl = PG_URL): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
   await client.connect();
   try {
     await client.query(statement);

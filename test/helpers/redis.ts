@@ -21,9 +21,9 @@ export async function connectTestRedis(url = REDIS_URL): Promise<Redis> {
   return redis;
 }
 
-/** Deletes every key under `prefix`. */
-export async function dropRedisPrefix(prefix: string): Promise<void> {
-  const redis = await connectTestRedis();
+/** Deletes every key under `prefix` (the bench uses it too, with its own server). */
+export async function dropRedisPrefix(prefix: string, url = REDIS_URL): Promise<void> {
+  const redis = await connectTestRedis(url);
   try {
     let cursor = '0';
     do {
