@@ -21,7 +21,18 @@ function spawnLine(args: string[], env: Record<string, string>, match: RegExp): 
     const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(child);
     let out = '';
-    child.stdout?.on('data', (d: Buffer) => { out += d.toString(); const m = match.exec(out); if (m) { resolve({ child, line: m[1] as string }); } });
+    // Once the line is found, stop gathering: the gateway logs a line per request, and a regex
+    // run over all of it on every chunk made this process the bottleneck (a falling req/s).
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      const m = match.exec(out);
+      if (m) {
+        child.stdout?.off('data', onData);
+        child.stdout?.resume();
+        resolve({ child, line: m[1] as string });
+      }
+    };
+    child.stdout?.on('data', onData);
     child.stderr?.on('data', (d: Buffer) => process.stderr.write(d));
     child.on('exit', (c) => reject(new Error('exit ' + c + out.slice(0, 2000))));
   });
@@ -42,7 +53,6 @@ try {
       DATABASE_URL: `sqlite:${join(tmp, 'b.db')}`, ADMIN_TOKEN, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info',
       PROVIDER_1_BASE_URL: fast.baseUrl, PROVIDER_1_API_KEY: fast.apiKey,
     }, /^(\{.*"Server listening at .*\})$/m);
-    gw.child.stdout?.resume();
     const url = /listening at (\S+?)"/.exec(gw.line)?.[1] as string;
     const keys = await createBenchAccounts(url, ADMIN_TOKEN, 5);
     builds.push({ name, pid: gw.child.pid as number, url, next: keys.next });

@@ -44,7 +44,7 @@ function spawnJson<T>(args: string[], env: Record<string, string>, match: RegExp
       }
     };
     child.stdout?.on('data', onData);
-    child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-4000)));
     child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}: ${out.slice(-2000)}`)));
   });
 }

@@ -15,8 +15,10 @@ export class JsonAnswer {
   send(status: number, body: unknown): void {
     clearTimeout(this.timer);
     if (this.res.destroyed) return;
-    if (!this.res.headersSent) this.res.writeHead(status, { ...this.headers, 'content-type': 'application/json; charset=utf-8' });
-    this.res.end(JSON.stringify(body));
+    const text = JSON.stringify(body);
+    // With its length, the answer goes out in one write and the client reads no chunk framing.
+    if (!this.res.headersSent) this.res.writeHead(status, { ...this.headers, 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(text)) });
+    this.res.end(text);
   }
 
   private keepAlive(): void {
