@@ -2,9 +2,10 @@
  * PostgreSQL for tests: a database of its own per test (created on TEST_POSTGRES_URL's
  * server, dropped afterwards). Nothing here skips: with PostgreSQL down, the tests fail.
  *
- * A database rather than a `?schema=` of the shared `test` database: the store's
- * migrator looks for its bookkeeping tables in every schema of the database, so a fresh
- * schema next to another migrated one does not migrate (reported to the store's owner).
+ * A database rather than a `?schema=` of the shared `test` database: each gateway process of a
+ * multi-process test connects on its own, and a database is what a deployment gives them. (The
+ * migrator once took another schema's bookkeeping tables for its own; fixed in 1831ced, and
+ * test/store-upgrade.test.ts migrates a fresh schema beside a migrated one.)
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
