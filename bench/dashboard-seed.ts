@@ -1,12 +1,14 @@
 /**
  * Seeds the dashboard benchmark's database (bench/dashboard.ts): 50 accounts of 4 keys, `jobs`
  * chat jobs spread over the last 30 days (3 % failed and refunded), each with its hold and its
- * settle or refund ledger row, so that the ledger trigger writes the usage rollups as the money
- * path does; a few notifications. SQLite row by row in batches, PostgreSQL in set-based SQL.
+ * settle or refund ledger row and its row pending for the usage roller, as the money path
+ * writes them, then the roller's own statements roll them all up; a few notifications. SQLite row
+ * by row in batches, PostgreSQL in set-based SQL.
  */
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { startOfUtcMonth } from '../src/shared/time.ts';
+import { postgresRollup, sqliteRollup } from '../src/store/sql/usage-pending.ts';
 
 export const ACCOUNTS = 50;
 export const KEYS_PER_ACCOUNT = 4;
@@ -60,6 +62,7 @@ export function seedSqlite(file: string, jobs: number, now: number): Seeded {
      VALUES (?, ?, ?, ?, 'chat', ?, ?, ?, ?, ?, ?, 'bench', ?, ?)`,
   );
   const insertLedger = db.prepare('INSERT INTO ledger (account_id, key_id, key_family_id, job_id, kind, amount, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
+  const insertPending = db.prepare('INSERT INTO usage_pending (job_id, kind, amount) VALUES (?, ?, ?)');
   // mulberry32: evenly spread keys, times and sizes (an LCG computed in doubles repeated itself).
   let seed = 42;
   const random = () => {
@@ -89,12 +92,21 @@ export function seedSqlite(file: string, jobs: number, now: number): Seeded {
           failed ? (CODES[i % CODES.length] ?? 'upstream_error') : null, created, finished,
         );
         insertLedger.run(key.account, key.id, key.id, id, 'hold', 5_000_000, created);
-        // The closing row: the ledger trigger adds the job to its hourly and daily rollups.
+        // The closing row, and the job pending for the usage roller (as the closing movement writes them).
         insertLedger.run(key.account, key.id, key.id, id, failed ? 'refund' : 'settle', failed ? 5_000_000 : cost, finished);
+        insertPending.run(id, failed ? 'refund' : 'settle', failed ? 0 : cost);
       }
     })();
   }
-  report(`seeded ${jobs.toLocaleString('en-US')} jobs, their ledger rows and rollups (by the ledger trigger)`, started);
+  report(`seeded ${jobs.toLocaleString('en-US')} jobs and their ledger rows`, started);
+  const rolling = performance.now();
+  const [createBatch, ...roll] = sqliteRollup();
+  db.exec(createBatch as string);
+  const upto = db.prepare('SELECT max(rowid) FROM usage_pending').pluck().get();
+  db.transaction(() => {
+    for (const text of roll) db.prepare(text).run(...(text.includes('?') ? [upto] : []));
+  })();
+  report('usage rolled up (the roller\'s statements)', rolling);
   db.prepare(MONTH_COUNTERS.replaceAll('$1', '?')).run(startOfUtcMonth(now), startOfUtcMonth(now));
   db.exec('ANALYZE');
   db.close();
@@ -129,11 +141,16 @@ export async function seedPostgres(client: pg.Client, jobs: number, now: number)
   const ledger = performance.now();
   await client.query(`INSERT INTO ledger (account_id, key_id, key_family_id, job_id, kind, amount, created_at)
     SELECT account_id, key_id, key_family_id, id, 'hold', held, created_at FROM jobs ORDER BY created_at`);
-  // The closing rows: the ledger trigger adds each job to its hourly and daily rollups.
+  // The closing rows, and each job pending for the usage roller (as the closing movement writes them).
   await client.query(`INSERT INTO ledger (account_id, key_id, key_family_id, job_id, kind, amount, created_at)
     SELECT account_id, key_id, key_family_id, id, CASE WHEN status = 'failed' THEN 'refund' ELSE 'settle' END,
            CASE WHEN status = 'failed' THEN held ELSE cost END, finished_at FROM jobs ORDER BY finished_at`);
-  report('ledger rows and rollups (by the ledger trigger)', ledger);
+  await client.query(`INSERT INTO usage_pending (job_id, kind, amount)
+    SELECT id, CASE WHEN status = 'failed' THEN 'refund' ELSE 'settle' END, CASE WHEN status = 'failed' THEN 0 ELSE cost END FROM jobs`);
+  report('ledger rows', ledger);
+  const rolling = performance.now();
+  await client.query(postgresRollup());
+  report('usage rolled up (the roller\'s statement)', rolling);
   await client.query(MONTH_COUNTERS, [startOfUtcMonth(now)]);
   // Visibility maps for index-only scans, and statistics; these tables only, not the whole shared database.
   await client.query('VACUUM ANALYZE accounts, api_keys, notifications, jobs, ledger, usage_rollups, usage_key_hours, usage_key_days, usage_model_days, usage_code_days');

@@ -183,6 +183,12 @@ async function checkUsable(store: Store): Promise<void> {
   await store.settle('after-upgrade', { cost: 400_000, usage: { prompt_tokens: 10, completion_tokens: 5 }, status: 'succeeded', at: Date.now() });
   expect(await store.getAccount(id)).toMatchObject({ balance: 4_600_000, held: 0 });
   expect(await ledgerMoney(store, id)).toEqual({ balance: 4_600_000, held: 0 });
+  // The dashboard counts the settlement once: migration 095 dropped the ledger trigger that rolled it up before the roller.
+  const usage = usageStoreFor(store);
+  if (usage === undefined) throw new Error('not a SQL store');
+  const report = await usage.usage({ from: Date.now() - 3_600_000, to: Date.now() + 3_600_000, bucket: 'hour', accountId: id });
+  expect(report.series).toHaveLength(1);
+  expect(report.series[0]).toMatchObject({ requests: 1, errors: 0, credits: 400_000, promptTokens: 10, completionTokens: 5 });
 }
 
 describe('upgrading a database of main as of 2026-11-22 (migrations through 090) in place', () => {

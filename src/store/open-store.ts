@@ -4,13 +4,14 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Store } from './types.ts';
 import { PostgresMoney } from './sql/money-postgres.ts';
 import { SqliteMoney } from './sql/money-sqlite.ts';
 import { QueryCounter, sqlStore } from './sql/sql-store.ts';
 import type { Database } from './sql/tables.ts';
+import { postgresRollup, sqliteRollup } from './sql/usage-pending.ts';
 import { startWalCheckpointer } from './sql/wal-checkpointer.ts';
 
 export interface StoreOptions {
@@ -44,7 +45,30 @@ function openSqlite(path: string): Store {
     money: new SqliteMoney(database, counter.tick),
     counter,
     beforeClose: stopCheckpointer,
+    rollUsage: sqliteUsageRoller(database),
   });
+}
+
+/**
+ * The usage roller on SQLite: one synchronous transaction on the money path's own connection, so
+ * no money movement can come between its statements.
+ */
+function sqliteUsageRoller(database: BetterSqlite3.Database): () => Promise<void> {
+  let roll: (() => void) | undefined;
+  return async () => {
+    if (roll === undefined) {
+      const [createBatch, ...rest] = sqliteRollup();
+      database.exec(createBatch as string);
+      const last = database.prepare('SELECT max(rowid) FROM usage_pending').pluck();
+      const statements = rest.map((text) => database.prepare(text));
+      roll = database.transaction(() => {
+        const upto = last.get() as number | null;
+        if (upto === null) return;
+        for (const statement of statements) statement.run(...(statement.source.includes('?') ? [upto] : []));
+      });
+    }
+    roll();
+  };
 }
 
 function openPostgres(url: string, options: StoreOptions): Store {
@@ -67,11 +91,15 @@ function openPostgres(url: string, options: StoreOptions): Store {
   // The next query opens a new connection, and reports the failure itself if the server is gone.
   pool.on('error', () => undefined);
   const counter = new QueryCounter();
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: counter.tick });
   return sqlStore({
     dialect: 'postgres',
-    db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: counter.tick }),
+    db,
     money: new PostgresMoney(pool, counter.tick, options.groupCommit ?? true, options.moneySlots ?? 2),
     counter,
+    rollUsage: async () => {
+      await sql.raw(postgresRollup()).execute(db);
+    },
     ...(schema === undefined ? {} : { schema }),
   });
 }

@@ -54,13 +54,13 @@ const FROM_ROLLUP: Record<string, string> = {
   completion_tokens: 'completion_tokens',
 };
 
-function upsertTotal(total: Total): string {
+export function upsertTotal(total: Total): string {
   const add = total.amounts.map((a) => `${a} = ${total.table}.${a} + excluded.${a}`).join(', ');
   return `ON CONFLICT (${total.keys.join(', ')}) DO UPDATE SET ${add}`;
 }
 
 /** INSERT … SELECT of a total from rows shaped as hourly rollups (`source`), summed by the total's keys. */
-function insertTotal(total: Total, source: string, group: boolean): string {
+export function insertTotal(total: Total, source: string, group: boolean): string {
   const columns = [...total.keys, ...total.amounts];
   const values = total.keys.map((k) => FROM_ROLLUP[k]).concat(total.amounts.map((a) => (group ? `sum(${FROM_ROLLUP[a]})` : FROM_ROLLUP[a])));
   return `INSERT INTO ${total.table} (${columns.join(', ')}) SELECT ${values.join(', ')} FROM ${source} WHERE ${total.where ?? 'true'}

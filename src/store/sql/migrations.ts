@@ -8,6 +8,7 @@ import { mediaJobsMigration } from './media-jobs-migration.ts';
 import { moneyMigrations } from './migrations-v2.ts';
 import { usageMigration } from './migration-usage.ts';
 import { usageTotalsMigration } from './migration-usage-totals.ts';
+import { usagePendingMigration } from './usage-pending-migration.ts';
 import type { Dialect } from './tables.ts';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
@@ -25,6 +26,8 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '092_instance_leases': instanceLeasesMigration,
         '093_audio_uploads': audioUploadsMigration(dialect),
         '094_dashboard_usage_totals': usageTotalsMigration(dialect),
+        // Closed jobs rolled up in batches by the usage roller instead of a ledger trigger (usage-pending.ts).
+        '095_usage_pending': usagePendingMigration(dialect),
       };
     },
   };

@@ -10,6 +10,7 @@ import { startOfUtcDay, startOfUtcMonth } from '../../shared/time.ts';
 import { TRIAL_RULES, type HoldResult, type JobStatus, type NewHold, type UsageUnits } from '../money-contract.ts';
 import type { Movement, Outcome, Row } from './money-plan.ts';
 import { logIsFull, logPushed, runStamp } from './run-log.ts';
+import { PENDING_STEP } from './usage-pending.ts';
 
 const DAY_MS = 86_400_000;
 const T = TRIAL_RULES;
@@ -224,6 +225,8 @@ RETURNING account_id AS j_account, key_id AS j_key, key_family_id AS j_family, h
 {values}:j_account, :j_key, :j_family, @job, CASE WHEN @refund = 1 THEN 'refund' ELSE 'settle' END,
   CASE WHEN @refund = 1 THEN :j_held ELSE :j_cost END, @at{/values}`,
     },
+    // The dashboard's usage: the closed job waits for the usage roller (usage-pending.ts).
+    PENDING_STEP,
   ],
   answer: 'j',
   flags: [],

@@ -11,6 +11,7 @@ import { migrationProvider } from './migrations.ts';
 import type { MoneyEngine } from './money-plan.ts';
 import { SqlNotifications } from './notification-queries.ts';
 import type { Database, Dialect } from './tables.ts';
+import { UsageRoller } from './usage-pending.ts';
 
 /** Counts statement executions (Kysely queries and money movements). */
 export class QueryCounter {
@@ -29,6 +30,8 @@ export interface SqlParts {
   beforeClose?: () => Promise<void>;
   /** PostgreSQL: the schema the tables live in (`?schema=`), named so the migrator never takes another schema's bookkeeping for its own. */
   schema?: string;
+  /** Moves the closed jobs pending in usage_pending into the dashboard's rollups (usage-pending.ts). */
+  rollUsage: () => Promise<void>;
 }
 
 export function sqlStore(parts: SqlParts): Store {
@@ -37,6 +40,7 @@ export function sqlStore(parts: SqlParts): Store {
   const keys = new SqlKeys(db, parts.dialect);
   const jobs = new SqlJobs(db, money, parts.dialect);
   const notifications = new SqlNotifications(db, parts.dialect);
+  const roller = new UsageRoller(parts.rollUsage);
   const lifecycle = {
     dialect: parts.dialect,
     get queryCount() {
@@ -46,9 +50,11 @@ export function sqlStore(parts: SqlParts): Store {
       const migrator = new Migrator({ db, provider: migrationProvider(parts.dialect), ...(parts.schema === undefined ? {} : { migrationTableSchema: parts.schema }) });
       const { error } = await migrator.migrateToLatest();
       if (error !== undefined) throw error instanceof Error ? error : new Error(String(error));
+      roller.start();
     },
     async close() {
       await money.close();
+      await roller.stop().catch(() => undefined);
       await parts.beforeClose?.();
       await db.destroy();
     },
@@ -61,7 +67,16 @@ export function sqlStore(parts: SqlParts): Store {
     bound(notifications, ['listNotifications', 'claimMail', 'markMailSent', 'markMailFailed']),
   );
   DATABASES.set(store, db);
+  ROLLERS.set(store, roller);
   return store;
+}
+
+/** The usage roller of each SQL store: the dashboard runs it before it reads. */
+const ROLLERS = new WeakMap<Store, UsageRoller>();
+
+/** The usage roller a store's dashboard reads wait for; undefined for a store that is not SQL. */
+export function usageRollerOf(store: Store): UsageRoller | undefined {
+  return ROLLERS.get(store);
 }
 
 /** The Kysely instance under each SQL store, for stores of other concerns built beside it (media jobs, usage). */
@@ -71,6 +86,8 @@ const DATABASES = new WeakMap<Store, Kysely<Database>>();
 export function wrapsSqlStore(wrapper: Store, inner: Store): void {
   const db = DATABASES.get(inner);
   if (db !== undefined) DATABASES.set(wrapper, db);
+  const roller = ROLLERS.get(inner);
+  if (roller !== undefined) ROLLERS.set(wrapper, roller);
 }
 
 /** The SQL database a store runs on; undefined for a store that is not SQL. */

@@ -1,20 +1,21 @@
 /**
- * The dashboard's reads on SQL (src/store/usage.ts). Charts read the rollups and totals the ledger
- * trigger keeps (migration-usage.ts, migration-usage-totals.ts; usage-report.ts), never the jobs table; the job log is a keyset page over
+ * The dashboard's reads on SQL (src/store/usage.ts). Charts read the rollups and totals the usage
+ * roller keeps (usage-pending.ts, run before each read; usage-report.ts), never the jobs table; the job log is a keyset page over
  * an index chosen by its most selective filter.
  */
 import { type Kysely, sql } from 'kysely';
 import type { AccountRecord, JobStatus, Store } from '../types.ts';
 import type { JobLogFilter, JobLogRow, UsageQuery, UsageReport, UsageStore } from '../usage.ts';
 import { toAccount } from './account-queries.ts';
-import { sqlDatabaseOf } from './sql-store.ts';
+import { sqlDatabaseOf, usageRollerOf } from './sql-store.ts';
 import { usageRows } from './usage-report.ts';
 import type { Database } from './tables.ts';
 
 /** The dashboard's reads over a SQL store; undefined for a store of another kind. */
 export function usageStoreFor(store: Store): UsageStore | undefined {
   const db = sqlDatabaseOf(store);
-  return db === undefined ? undefined : new SqlUsageStore(db);
+  const roller = usageRollerOf(store);
+  return db === undefined ? undefined : new SqlUsageStore(db, async () => roller?.now());
 }
 
 /** Token counts from a job's usage JSON (`{"prompt_tokens":…,"completion_tokens":…}`); null where it has none. */
@@ -34,9 +35,11 @@ function tokenCounts(usage: string | null): { prompt: number | null; completion:
 }
 
 export class SqlUsageStore implements UsageStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  /** `rollUp`: moves what is pending into the rollups, so a read sees every closed job. */
+  constructor(private readonly db: Kysely<Database>, private readonly rollUp: () => Promise<void> = async () => undefined) {}
 
   async usage(query: UsageQuery): Promise<UsageReport> {
+    await this.rollUp();
     const { series, codes, models, keys } = await usageRows(this.db, query);
     const names = await this.keyNames(keys.map((k) => k.key_id));
     return {
