@@ -186,7 +186,9 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     if (refunded > 0) logger.warn({ refunded }, 'refunded holds left by a gateway process that is gone');
   };
   await sweep();
-  const renewal = setInterval(() => void sweep().catch((err: unknown) => logger.error({ err }, 'lease renewal failed')), Math.floor(config.leaseMs / 3));
+  // At least every 10 s whatever LEASE_MS: a process of the release before leases takes a process whose
+  // heartbeat is 30 s old for gone (rolling upgrade, migration 092).
+  const renewal = setInterval(() => void sweep().catch((err: unknown) => logger.error({ err }, 'lease renewal failed')), Math.min(Math.floor(config.leaseMs / 3), 10_000));
   renewal.unref();
 
   const catalogAnswers = new CatalogAnswers(catalog);
@@ -223,13 +225,21 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     catalog,
     metrics,
     async close() {
-      clearInterval(renewal);
       clearInterval(uploadSweep);
       // Media jobs stop polling first (they stay held, for the next process to resume).
       await media.close();
       await fineTuning.close();
       metrics.close();
-      await app.close();
+      // Runs in flight finish. A keep-alive connection is closed as soon as it is idle: answers written
+      // straight to the socket do not say `Connection: close`, and would keep it open for keepAliveTimeout.
+      const idle = setInterval(() => app.server.closeIdleConnections(), 100);
+      try {
+        await app.close();
+      } finally {
+        clearInterval(idle);
+      }
+      // Only now: while a run is in flight its lease is renewed, or a peer would refund a run the client received.
+      clearInterval(renewal);
       await mail?.close();
       await upstream.close();
       await shared.close();

@@ -4,6 +4,7 @@
  * caller's own unexpired upload with consent, the voice_sample_required rules, and the monthly
  * spending limit.
  */
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { money } from './helpers/chat.ts';
 import { wav } from './helpers/audio.ts';
@@ -86,6 +87,24 @@ describe('POST /audio/speech', () => {
     const only = await speech({ model: 'tts-clone-only', input: 'Hi', voice_sample: sampleUrl, consent: true });
     expect(only.status).toBe(200);
     expect(only.headers['content-type']).toBe('audio/wav');
+  });
+
+  it('a Host header of the caller\'s choosing never reaches the host: it fetches the upload from the gateway itself', async () => {
+    const { id, secret } = /\/audio\/uploads\/(?<id>[^/]+)\/(?<secret>[^/]+)$/.exec(sampleUrl)?.groups as { id: string; secret: string };
+    const spoofed = `http://attacker.example/api/v1/audio/uploads/${id}/${secret}`;
+    const body = JSON.stringify({ model: 'tts-clone', input: 'Hi', voice_sample: spoofed, consent: true });
+    const gateway = new URL(h.gw.url);
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest({ host: gateway.hostname, port: gateway.port, path: '/api/v1/audio/speech', method: 'POST',
+        headers: { host: 'attacker.example', authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+    expect(status).toBe(200);
+    expect(lastInput(h.host)).toEqual({ input: 'Hi', voice_sample: sampleUrl });
   });
 
   it("another account's upload, a made-up URL or a wrong secret → 400 invalid_voice_sample, nothing held", async () => {

@@ -282,7 +282,7 @@ describe('fine-tuning jobs', () => {
     const { key } = await account();
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await create(key, { model: 'tune-me', training_file: dataUrl(jsonl(1 + i)), hyperparameters: { n_epochs: 2 } })).json.id as string);
-    await account().then(({ key: k }) => create(k, { model: 'tune-me', training_file: dataUrl(jsonl(1)) }));
+    const theirs = await account().then(({ key: k }) => create(k, { model: 'tune-me', training_file: dataUrl(jsonl(1)) }));
     const first = await gw.api('/fine_tuning/jobs?limit=2', { key });
     expect(first.status).toBe(200);
     expectRateHeaders(first);
@@ -295,6 +295,12 @@ describe('fine-tuning jobs', () => {
     const bad = await gw.api('/fine_tuning/jobs?limit=0', { key });
     expect(bad.status).toBe(400);
     expect(bad.json.error).toMatchObject({ code: 'validation_failed', param: 'limit' });
+    // A cursor that is not one of the account's jobs (unknown, another account's, not an id) is refused, not ignored.
+    for (const after of ['0b9f4a6e-1c2d-4e5f-8a9b-0c1d2e3f4a5b', theirs.json.id as string, 'abc']) {
+      const unknown = await gw.api(`/fine_tuning/jobs?after=${after}`, { key });
+      expect(unknown.status).toBe(400);
+      expect(unknown.json.error).toMatchObject({ code: 'validation_failed', param: 'after' });
+    }
 
     const id = ids[0] as string;
     await ended(id);

@@ -59,15 +59,15 @@ function answerFormat(body: Record<string, unknown>, media: PreparedMedia, input
 const MAX_AUDIO_BYTES = 64 * 1024 * 1024;
 const DOWNLOAD_TIMEOUT_MS = 60_000;
 
-/** The model's fit for a voice sample, then consent, then the upload itself. */
-async function checkVoiceSample(request: FastifyRequest, media: PreparedMedia, samples: VoiceSamples): Promise<void> {
+/** The model's fit for a voice sample, then consent, then the upload itself; the URL the host is to fetch it at, if one was sent. */
+async function checkVoiceSample(request: FastifyRequest, media: PreparedMedia, samples: VoiceSamples): Promise<string | undefined> {
   const body = request.body as Record<string, unknown>;
   const schema = inputFields(media.model.entry.configuration.input_schema);
   const slug = media.model.entry.slug;
   const sample = body.voice_sample;
   if (sample === undefined) {
     if (schema.required.has('voice_sample')) throw new GatewayError('voice_sample_required', `The model '${slug}' only clones a voice: send voice_sample (the URL of your upload) with consent: true.`, { param: 'voice_sample' });
-    return;
+    return undefined;
   }
   if (!('voice_sample' in schema.fields)) throw new GatewayError('voice_sample_required', `The model '${slug}' takes no reference voice: leave voice_sample out, or choose a voice-cloning model.`, { param: 'voice_sample' });
   if (body.consent !== true) throw new GatewayError('consent_required', 'A voice sample needs consent: true (you have the speaker\'s consent to clone the voice).', { param: 'consent' });
@@ -75,6 +75,7 @@ async function checkVoiceSample(request: FastifyRequest, media: PreparedMedia, s
   if (pass === undefined) throw invalidApiKey();
   const upload = await samples.ownUpload(String(sample), pass.key.record.accountId, samples.base(request));
   if (upload === undefined) throw new GatewayError('invalid_voice_sample', 'voice_sample must be the URL of an unexpired upload of your own account (POST /audio/uploads).', { param: 'voice_sample' });
+  return samples.hostUrl(upload, request);
 }
 
 /** The audio file the host delivered: a data URL, or its delivery URL fetched (bounded in size and time). */
@@ -109,9 +110,10 @@ async function download(urls: readonly unknown[], signal: AbortSignal): Promise<
 export function registerSpeechRoute(app: FastifyInstance, deps: AudioRouteDeps & { samples: VoiceSamples }): void {
   app.post('/api/v1/audio/speech', { config: { access: { scope: 'audio', auth: 'required', rateHeaders: 'always' } } }, async (request, reply) => {
     const media = prepareMedia(request.body, SPEECH_ROUTE, deps.catalog);
-    await checkVoiceSample(request, media, deps.samples);
+    const sampleUrl = await checkVoiceSample(request, media, deps.samples);
     checkHost(request, deps, media);
-    const input = { ...media.input };
+    const input: Record<string, unknown> = { ...media.input };
+    if (sampleUrl !== undefined) input.voice_sample = sampleUrl;
     const format = answerFormat(request.body as Record<string, unknown>, media, input);
     const text = String(input.input);
     const terms = termsOf(request, media, { input, characters: [...text].length });

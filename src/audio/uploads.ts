@@ -40,6 +40,19 @@ export class VoiceSamples {
     return this.deps.publicBaseUrl ?? `${request.protocol}://${request.host}`;
   }
 
+  /**
+   * The URL a media host is given for an upload: never the caller's own string (its origin may come from
+   * a Host header the caller chose), but rebuilt on an origin the caller cannot choose: PUBLIC_BASE_URL,
+   * or unset, the address the request arrived at on this machine's own socket.
+   */
+  hostUrl(upload: AudioUploadRecord, request: FastifyRequest): string {
+    const socket = request.socket;
+    // An IPv4 address on a dual-stack socket reads ::ffff:a.b.c.d.
+    const local = (socket.localAddress ?? '127.0.0.1').replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '');
+    const origin = `http://${local.includes(':') ? `[${local}]` : local}:${socket.localPort ?? 80}`;
+    return this.url(this.deps.publicBaseUrl ?? origin, upload);
+  }
+
   /** The caller's own unexpired upload that `url` names, or undefined. */
   async ownUpload(url: string, accountId: string, base: string): Promise<AudioUploadRecord | undefined> {
     if (!url.startsWith(`${base}${UPLOAD_PATH}/`)) return undefined;

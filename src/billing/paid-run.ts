@@ -129,7 +129,7 @@ export class PaidRun implements StoppableRun {
     this.release();
     const settlement: Settlement = { cost, usage, status, at: this.deps.now() };
     if (output !== undefined) settlement.output = output;
-    const charged = this.deps.money.settle(this.jobId, settlement);
+    const charged = untilClosed(() => this.deps.money.settle(this.jobId, settlement), this.deps.logger, this.jobId);
     this.outcome = charged;
     this.metrics.holdClosed();
     return charged;
@@ -139,7 +139,8 @@ export class PaidRun implements StoppableRun {
   refund(errorCode: string, status: Refund['status'] = 'failed'): Promise<boolean> {
     if (this.outcome !== undefined) return Promise.resolve(false);
     this.release();
-    const refunded = this.deps.money.refund(this.jobId, { status, errorCode, at: this.deps.now() });
+    const closing: Refund = { status, errorCode, at: this.deps.now() };
+    const refunded = untilClosed(() => this.deps.money.refund(this.jobId, closing), this.deps.logger, this.jobId);
     this.outcome = refunded;
     this.metrics.holdClosed();
     return refunded;
@@ -178,6 +179,32 @@ export class PaidRun implements StoppableRun {
     if (this.watchedKey !== undefined) this.deps.inFlight.remove(this.watchedKey, this);
     this.watchedKey = undefined;
   }
+}
+
+/** Waits between attempts to close a hold: from 200 ms, doubling, at most 10 s. */
+const CLOSE_RETRY_MS = { first: 200, most: 10_000 };
+
+/**
+ * Closes a hold, and if that fails (a dropped connection, a deadlock past its retries) tries again in
+ * the background until it succeeds, so the credits are not held until the process ends. A close only
+ * applies to a job still processing, so an attempt after one that did commit (its answer lost) moves
+ * nothing. The caller gets the first attempt's answer or failure.
+ */
+function untilClosed<T>(close: () => Promise<T>, logger: FastifyBaseLogger, jobId: string): Promise<T> {
+  const first = close();
+  first.catch(async () => {
+    for (let wait = CLOSE_RETRY_MS.first; ; wait = Math.min(wait * 2, CLOSE_RETRY_MS.most)) {
+      await new Promise((resolve) => setTimeout(resolve, wait).unref());
+      try {
+        await close();
+        logger.warn({ jobId }, 'hold closed on a later attempt');
+        return;
+      } catch (err) {
+        logger.error({ err, jobId }, 'closing the hold failed; trying again');
+      }
+    }
+  });
+  return first;
 }
 
 function stopAsTimedOut(run: PaidRun): void {

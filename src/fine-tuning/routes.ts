@@ -21,7 +21,7 @@ import { ceilDiv, SCALE } from '../catalog/decimal.ts';
 import type { Catalog } from '../catalog/catalog.ts';
 import type { KeyPass } from '../gate/access-gate.ts';
 import { parseStrictBody } from '../http/strict-body.ts';
-import type { PageQuery } from '../providers/fine-tuning.ts';
+import { FineTuningProviderError, type PageQuery } from '../providers/fine-tuning.ts';
 import { GatewayError, invalidApiKey } from '../shared/errors.ts';
 import type { FineTuningJob, FineTuningJobStore } from '../store/fine-tuning-jobs.ts';
 import { parseCreateJob, providerHyperparameters, resolveFineTunable } from './request.ts';
@@ -119,7 +119,16 @@ export function registerFineTuningRoutes(app: FastifyInstance, deps: FineTuningR
   app.get('/api/v1/fine_tuning/jobs', { config: ACCESS }, async (request) => {
     const pass = keyPassOf(request);
     const query = parseStrictBody(listQuery, request.query);
-    const page = await deps.jobs.list(pass.key.record.accountId, { limit: query.limit ?? 20, ...(query.after === undefined ? {} : { after: query.after.toLowerCase() }) });
+    const after = query.after?.toLowerCase();
+    // A cursor that is not a job of the account is refused: ignoring it would answer the first page again, for ever.
+    if (after !== undefined) {
+      const cursor = UUID.test(after) ? await deps.jobs.get(after) : undefined;
+      if (cursor === undefined || cursor.money.accountId !== pass.key.record.accountId) {
+        const why = 'not a fine-tuning job of this account';
+        throw new GatewayError('validation_failed', `after: ${why}.`, { param: 'after', details: { formErrors: [], fieldErrors: { after: [why] } } });
+      }
+    }
+    const page = await deps.jobs.list(pass.key.record.accountId, { limit: query.limit ?? 20, ...(after === undefined ? {} : { after }) });
     return { object: 'list', data: page.jobs.map(fineTuningJobView), has_more: page.hasMore };
   });
 
@@ -134,7 +143,20 @@ export function registerFineTuningRoutes(app: FastifyInstance, deps: FineTuningR
     }
     const provider = deps.runner.provider(plan.provider);
     if (provider === undefined) throw new GatewayError('model_unavailable', 'The job cannot be cancelled now: its provider is not connected. Retry later.');
-    const cancelled = await provider.client.cancelJob(provider.endpoint, providerJobId);
+    let cancelled: unknown;
+    try {
+      cancelled = await provider.client.cancelJob(provider.endpoint, providerJobId);
+    } catch (error) {
+      // The provider refuses: most likely the job ended there since we last polled. Poll now; a job that has ended is
+      // answered as every ended job is (400 invalid_request), anything else as the provider's failure.
+      if (!(error instanceof FineTuningProviderError) || error.providerStatus < 400 || error.providerStatus >= 500) throw error;
+      await deps.runner.wake(job.record.jobId, CANCEL_SETTLE_WAIT_MS);
+      const now = await deps.jobs.get(job.record.jobId);
+      if (now !== undefined && now.money.status !== 'processing') {
+        throw new GatewayError('invalid_request', `The job cannot be cancelled: it is ${fineTuningJobView(now).status as string}.`);
+      }
+      throw error;
+    }
     await deps.jobs.saveSnapshot(job.record.jobId, cancelled, Date.now());
     await deps.runner.wake(job.record.jobId, CANCEL_SETTLE_WAIT_MS);
     return fineTuningJobView((await deps.jobs.get(job.record.jobId)) ?? job);
