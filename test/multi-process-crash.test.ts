@@ -5,46 +5,17 @@
  * one's holds once their lease has run out (not before), each exactly once, and settles its own
  * runs normally: ledger = balance, nothing left held.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator } from '../emulators/index.ts';
-import type { Emulator } from '../emulators/types.ts';
-import { writeCatalog } from './fixtures/catalog.ts';
-import { chatCatalog } from './helpers/chat.ts';
-import { ADMIN_TOKEN, http, type HttpResponse } from './helpers/gateway.ts';
+import { describe, expect, it } from 'vitest';
+import { http, type HttpResponse } from './helpers/gateway.ts';
 import { waitFor } from './helpers/media-host.ts';
-import { createDatabase, type TestDatabase } from './helpers/postgres.ts';
-import { startGatewayProcess, type GatewayProcess } from './helpers/process.ts';
-import { dropRedisPrefix, REDIS_URL, redisPrefix } from './helpers/redis.ts';
+import type { GatewayProcess } from './helpers/process.ts';
+import { processPair } from './helpers/process-pair.ts';
 
 const LEASE_MS = 1_500;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-const prefix = redisPrefix();
-let database: TestDatabase;
-let openai: Emulator;
-let doomed: GatewayProcess;
-let survivor: GatewayProcess;
-
-beforeAll(async () => {
-  database = await createDatabase();
-  openai = await startEmulator('openai');
-  const env = {
-    DATABASE_URL: database.url, REDIS_URL, REDIS_PREFIX: prefix, ADMIN_TOKEN, LEASE_MS: String(LEASE_MS),
-    CATALOG_FILE: writeCatalog(chatCatalog()), PROVIDER_1_BASE_URL: openai.baseUrl, PROVIDER_1_API_KEY: openai.apiKey,
-  };
-  [doomed, survivor] = await Promise.all([startGatewayProcess(env), startGatewayProcess(env)]);
-}, 60_000);
-
-afterAll(async () => {
-  await doomed?.kill();
-  await survivor?.stop();
-  await openai?.close();
-  await database?.drop();
-  await dropRedisPrefix(prefix);
-}, 30_000);
-
-const admin = (method: 'GET' | 'POST', path: string, body?: unknown) =>
-  http(survivor.url + path, { method, body, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+const pair = processPair(LEASE_MS);
+const admin = (method: 'GET' | 'POST', path: string, body?: unknown) => pair.admin(method, path, body);
 
 const chat = (gw: GatewayProcess, key: string, i: number): Promise<HttpResponse | undefined> =>
   http(`${gw.url}/api/v1/chat/completions`, { key, body: { model: 'gpt-test', messages: [{ role: 'user', content: `run ${i}` }], max_tokens: 100 } })
@@ -71,21 +42,21 @@ describe('SIGKILL of one of two processes with runs in flight', () => {
 
     // The doomed process's runs: the provider would answer after a minute.
     const DOOMED_RUNS = 6;
-    for (let i = 0; i < DOOMED_RUNS; i++) openai.enqueue({ kind: 'text', text: `late ${i}`, usage: { input: 10, output: 5 } }, { delayMs: 60_000 });
-    const lost = Array.from({ length: DOOMED_RUNS }, (_, i) => chat(doomed, key, i));
-    await waitFor(async () => openai.requests.length, (n) => n >= DOOMED_RUNS, 10_000);
+    for (let i = 0; i < DOOMED_RUNS; i++) pair.openai.enqueue({ kind: 'text', text: `late ${i}`, usage: { input: 10, output: 5 } }, { delayMs: 60_000 });
+    const lost = Array.from({ length: DOOMED_RUNS }, (_, i) => chat(pair.first, key, i));
+    await waitFor(async () => pair.openai.requests.length, (n) => n >= DOOMED_RUNS, 10_000);
     // The survivor's runs: answered well after the dead process's lease has run out and been swept.
     const OWN_RUNS = 4;
     const ownDelay = 3 * LEASE_MS;
-    for (let i = 0; i < OWN_RUNS; i++) openai.enqueue({ kind: 'text', text: `own ${i}`, usage: { input: 10, output: 5 } }, { delayMs: ownDelay });
+    for (let i = 0; i < OWN_RUNS; i++) pair.openai.enqueue({ kind: 'text', text: `own ${i}`, usage: { input: 10, output: 5 } }, { delayMs: ownDelay });
     let ownAnswered = false;
-    const own = Promise.all(Array.from({ length: OWN_RUNS }, (_, i) => chat(survivor, key, 100 + i))).finally(() => (ownAnswered = true));
-    await waitFor(async () => openai.requests.length, (n) => n >= DOOMED_RUNS + OWN_RUNS, 10_000);
+    const own = Promise.all(Array.from({ length: OWN_RUNS }, (_, i) => chat(pair.second, key, 100 + i))).finally(() => (ownAnswered = true));
+    await waitFor(async () => pair.openai.requests.length, (n) => n >= DOOMED_RUNS + OWN_RUNS, 10_000);
     const held = await waitFor(() => state(account.id), (s) => s.holds.length === DOOMED_RUNS + OWN_RUNS, 10_000);
     const hold = held.holds[0]?.credits ?? 0;
     expect(held.held_credits).toBeCloseTo((DOOMED_RUNS + OWN_RUNS) * hold, 6);
 
-    await doomed.kill();
+    await pair.first.kill();
     const killedAt = Date.now();
     await Promise.all(lost);
     // Its lease outlives it (renewed at most a third of a lease ago): nothing is refunded yet.
@@ -114,6 +85,6 @@ describe('SIGKILL of one of two processes with runs in flight', () => {
     const sum = after.ledger.reduce((s, e) => s + (e.kind === 'topup' ? e.credits : e.kind === 'settle' ? -e.credits : 0), 0);
     expect(after.held_credits).toBe(0);
     expect(after.balance_credits).toBeCloseTo(sum, 6);
-    expect(survivor.output()).toContain('refunded holds left by a gateway process that is gone');
+    expect(pair.second.output()).toContain('refunded holds left by a gateway process that is gone');
   }, 60_000);
 });

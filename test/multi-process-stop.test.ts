@@ -4,46 +4,16 @@
  * stopping process keeps its lease until its run has ended, so the run the client received is
  * settled, never refunded by the other process; and it exits as soon as its last answer is out.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator } from '../emulators/index.ts';
-import type { Emulator } from '../emulators/types.ts';
-import { writeCatalog } from './fixtures/catalog.ts';
-import { chatCatalog } from './helpers/chat.ts';
-import { ADMIN_TOKEN, http } from './helpers/gateway.ts';
+import { describe, expect, it } from 'vitest';
+import { http } from './helpers/gateway.ts';
 import { waitFor } from './helpers/media-host.ts';
-import { createDatabase, type TestDatabase } from './helpers/postgres.ts';
-import { startGatewayProcess, type GatewayProcess } from './helpers/process.ts';
-import { dropRedisPrefix, REDIS_URL, redisPrefix } from './helpers/redis.ts';
+import { processPair } from './helpers/process-pair.ts';
 
 const LEASE_MS = 1_500;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-const prefix = redisPrefix();
-let database: TestDatabase;
-let openai: Emulator;
-let leaving: GatewayProcess;
-let staying: GatewayProcess;
-
-beforeAll(async () => {
-  database = await createDatabase();
-  openai = await startEmulator('openai');
-  const env = {
-    DATABASE_URL: database.url, REDIS_URL, REDIS_PREFIX: prefix, ADMIN_TOKEN, LEASE_MS: String(LEASE_MS),
-    CATALOG_FILE: writeCatalog(chatCatalog()), PROVIDER_1_BASE_URL: openai.baseUrl, PROVIDER_1_API_KEY: openai.apiKey,
-  };
-  [leaving, staying] = await Promise.all([startGatewayProcess(env), startGatewayProcess(env)]);
-}, 60_000);
-
-afterAll(async () => {
-  await leaving?.kill();
-  await staying?.stop();
-  await openai?.close();
-  await database?.drop();
-  await dropRedisPrefix(prefix);
-}, 30_000);
-
-const admin = (method: 'GET' | 'POST', path: string, body?: unknown) =>
-  http(staying.url + path, { method, body, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+const pair = processPair(LEASE_MS);
+const admin = (method: 'GET' | 'POST', path: string, body?: unknown) => pair.admin(method, path, body);
 
 describe('SIGTERM of a process with a run in flight', () => {
   it('the run, answered 200 after the SIGTERM and after several lease periods, is settled once; the process then exits at once', async () => {
@@ -52,10 +22,10 @@ describe('SIGTERM of a process with a run in flight', () => {
     const key = (await admin('POST', `/admin/v1/accounts/${account.id}/keys`, { name: 'k', requests_per_minute: 6_000 })).json.key as string;
 
     // The provider answers after four lease periods: without renewal the other process would refund the hold meanwhile.
-    openai.enqueue({ kind: 'text', text: 'slow but delivered', usage: { input: 10, output: 5 } }, { delayMs: 4 * LEASE_MS });
-    const answer = http(`${leaving.url}/api/v1/chat/completions`, { key, body: { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }], max_tokens: 100 } });
-    await waitFor(async () => openai.requests.length, (n) => n >= 1, 10_000);
-    const stopped = leaving.stop();
+    pair.openai.enqueue({ kind: 'text', text: 'slow but delivered', usage: { input: 10, output: 5 } }, { delayMs: 4 * LEASE_MS });
+    const answer = http(`${pair.first.url}/api/v1/chat/completions`, { key, body: { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }], max_tokens: 100 } });
+    await waitFor(async () => pair.openai.requests.length, (n) => n >= 1, 10_000);
+    const stopped = pair.first.stop();
     const response = await answer;
     const answeredAt = Date.now();
     expect(response.status).toBe(200);
