@@ -38,11 +38,20 @@ function readAssets(root: string): Map<string, Asset> {
   const walk = (dir: string) => {
     for (const name of readdirSync(dir)) {
       const path = join(dir, name);
-      if (statSync(path).isDirectory()) walk(path);
-      else assets.set(relative(root, path).split(sep).join('/'), { body: readFileSync(path), type: TYPES[extname(name)] ?? 'application/octet-stream' });
+      try {
+        if (statSync(path).isDirectory()) walk(path);
+        else assets.set(relative(root, path).split(sep).join('/'), { body: readFileSync(path), type: TYPES[extname(name)] ?? 'application/octet-stream' });
+      } catch (error) {
+        // A file removed while the folder is read (a build writing it again): served from the next start.
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      }
     }
   };
-  walk(root);
+  try {
+    walk(root);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
   return assets;
 }
 

@@ -13,6 +13,9 @@ import { SqlNotifications } from './notification-queries.ts';
 import type { Database, Dialect } from './tables.ts';
 import { UsageRoller } from './usage-pending.ts';
 
+/** PostgreSQL: a schema (3F000) or relation (42P01) that no longer exists. */
+const DROPPED_MEANWHILE = new Set(['3F000', '42P01']);
+
 /** Counts statement executions (Kysely queries and money movements). */
 export class QueryCounter {
   count = 0;
@@ -48,8 +51,17 @@ export function sqlStore(parts: SqlParts): Store {
     },
     async migrate() {
       const migrator = new Migrator({ db, provider: migrationProvider(parts.dialect), ...(parts.schema === undefined ? {} : { migrationTableSchema: parts.schema }) });
-      const { error } = await migrator.migrateToLatest();
-      if (error !== undefined) throw error instanceof Error ? error : new Error(String(error));
+      for (let attempt = 1; ; attempt++) {
+        const { error } = await migrator.migrateToLatest();
+        if (error === undefined) break;
+        // Kysely looks for its bookkeeping tables through a catalog query over every schema of the database;
+        // a schema or table dropped meanwhile by someone else fails that query. Nothing was migrated: try again.
+        if (attempt < 5 && DROPPED_MEANWHILE.has((error as { code?: string }).code ?? '')) {
+          await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+          continue;
+        }
+        throw error instanceof Error ? error : new Error(String(error));
+      }
       roller.start();
     },
     async close() {
