@@ -46,6 +46,16 @@ describe('POST /audio/speech', () => {
     expect(lastInput(h.host)).toEqual({ input, voice: 'alloy' });
   });
 
+  it('no response_format on a model whose catalog default is wav but which speaks mp3 → audio/mpeg, the host asked for mp3; asked wav → wav', async () => {
+    const r = await speech({ model: 'tts-wav-default', input: 'Hi' });
+    expect(r.status).toBe(200);
+    expect(r.headers['content-type']).toBe('audio/mpeg');
+    expect(lastInput(h.host)).toEqual({ input: 'Hi', response_format: 'mp3' });
+    const wavAsked = await speech({ model: 'tts-wav-default', input: 'Hi', response_format: 'wav' });
+    expect(wavAsked.headers['content-type']).toBe('audio/wav');
+    expect(lastInput(h.host)).toEqual({ input: 'Hi', response_format: 'wav' });
+  });
+
   it('response_format wav → audio/wav; a format the model lacks → 400 validation_failed', async () => {
     const r = await speech({ model: 'tts', input: 'Hi', response_format: 'wav' });
     expect(r.status).toBe(200);

@@ -42,9 +42,15 @@ const SPEECH_ROUTE: MediaRoute = {
   ownChecks: ['voice_sample'],
 };
 
-/** The format answered: the one the host is asked for; a model without a format input answers MP3 only. */
+/**
+ * The format answered: the one the host is asked for; without one asked, MP3 (the spec's default) when the
+ * model's format input takes it, else the model's own default; a model without a format input answers MP3 only.
+ */
 function answerFormat(body: Record<string, unknown>, media: PreparedMedia, input: Record<string, unknown>): SpeechFormat {
-  if ('response_format' in inputFields(media.model.entry.configuration.input_schema).fields) {
+  const field = inputFields(media.model.entry.configuration.input_schema).fields.response_format;
+  if (field !== undefined) {
+    // The catalog's default for the host (xtts-v2: wav) does not decide the client's default.
+    if (body.response_format === undefined && input.response_format !== undefined && field.safeParse('mp3').success) input.response_format = 'mp3';
     const format = input.response_format;
     return typeof format === 'string' && format in FORMATS ? (format as SpeechFormat) : 'mp3';
   }

@@ -48,6 +48,13 @@ function transcriptionEntry(slug: string, extra: Entry = {}): Entry {
 export const AUDIO_CATALOG: Entry[] = [
   speechEntry('tts', { voice: { type: 'string' }, response_format: { type: 'string', enum: ['mp3', 'wav', 'opus'] } }, []),
   speechEntry('tts-clone', { voice_sample: { type: 'string' } }, []),
+  // A host whose catalog default is wav though it also speaks mp3 (as xtts-v2).
+  speechEntry('tts-wav-default', { response_format: { type: 'string', enum: ['wav', 'mp3'] } }, [], {
+    configuration: {
+      input_schema: { type: 'object', required: ['input'], properties: { input: { type: 'string' }, response_format: { type: 'string', enum: ['wav', 'mp3'] } } },
+      default_params: { response_format: 'wav' },
+    },
+  }),
   speechEntry('tts-clone-only', { voice_sample: { type: 'string' }, response_format: { type: 'string', enum: ['wav'] } }, ['voice_sample'], {
     configuration: {
       input_schema: { type: 'object', required: ['input', 'voice_sample'], properties: { input: { type: 'string' }, voice_sample: { type: 'string' }, response_format: { type: 'string', enum: ['wav'] } } },
