@@ -2,11 +2,12 @@
  * POST /api/v1/audio/transcriptions over real HTTP: multipart file + model, the answer shapes
  * (json, text, srt, vtt, verbose_json), SeamlessM4T-type models that need an ISO-639-1
  * language, GPU time held and settled on the host's predict time and never billed beyond the
- * audio's length, the body limits, and the money refusals — with balances before and after.
+ * audio's length (read from the audio itself, not a header that under-reports it), the body
+ * limits, and the money refusals — with balances before and after.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { money } from './helpers/chat.ts';
-import { MP3, wav } from './helpers/audio.ts';
+import { MP3, oggOpus, oggOpusPacked, wav, webm } from './helpers/audio.ts';
 import { lastInput, MICRO_PER_GPU_SECOND, postForm, startAudioHarness, type AudioHarness } from './helpers/audio-host.ts';
 import { png } from './helpers/media.ts';
 import { ledgerKinds, settled } from './helpers/media-host.ts';
@@ -53,6 +54,24 @@ describe('POST /audio/transcriptions', () => {
     expect(job).toMatchObject({ held: 3 * MICRO_PER_GPU_SECOND, cost: 3 * MICRO_PER_GPU_SECOND });
     expect(await money(h.gw, accountId)).toEqual({ balance: before.balance - 3 * MICRO_PER_GPU_SECOND, held: 0 });
   });
+
+  // Without the audio's own length these were capped at 5 s and 4 s: held and billed 5 or 4 GPU-seconds.
+  const lying: [string, Buffer, string][] = [
+    ['a WebM whose Duration header says 5 s and whose blocks run 70 s', webm(70, { headerSeconds: 5 }), 'audio/webm'],
+    ['a chained Ogg Opus (a 4 s link, then a 70 s one) that music-metadata measures 4 s', Buffer.concat([oggOpus(4), oggOpusPacked(70, 0x7e57)]), 'audio/ogg'],
+  ];
+  for (const [name, bytes, type] of lying) {
+    it(`the length is the audio's own: ${name} is held 30 GPU-seconds and a host reporting 20 s is billed 20`, async () => {
+      const before = await money(h.gw, accountId);
+      h.host.enqueue({ kind: 'prediction', durationMs: 20, predictTime: 20 });
+      const r = await postForm(url, key, { model: 'stt', response_format: 'verbose_json' }, { bytes, type });
+      expect(r.status, r.text).toBe(200);
+      expect(r.json.duration).toBeGreaterThanOrEqual(70);
+      const { job } = await settled(h.gw, r.headers['x-job-id'] as string);
+      expect(job).toMatchObject({ held: HELD, cost: 20 * MICRO_PER_GPU_SECOND });
+      expect(await money(h.gw, accountId)).toEqual({ balance: before.balance - 20 * MICRO_PER_GPU_SECOND, held: 0 });
+    });
+  }
 
   it('text, srt, vtt and verbose_json answers from the host segments (the MP3 fixture)', async () => {
     const text = await postForm(url, key, { model: 'stt', response_format: 'text' }, { bytes: MP3, type: 'audio/mpeg' });

@@ -1,12 +1,13 @@
 /**
  * POST /api/v1/audio/uploads and the upload URL, over real HTTP (spec "Keys and uploads",
  * DECISIONS.md "Routes beyond chat and embeddings"): real WAV, MP3, Ogg and WebM files, PNG
- * bytes posing as audio, the 10 MB and 60-second limits, 20 uploads per hour per account,
+ * bytes posing as audio, the 10 MB and 60-second limits (the length read from the audio itself:
+ * WebM and Ogg files whose headers under-report it), 20 uploads per hour per account,
  * and the URL served without a key for 24 hours, then 404 and deleted.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openAudioUploads } from '../src/store/sql/audio-uploads-store.ts';
-import { MP3, oggOpus, wav, webm } from './helpers/audio.ts';
+import { MP3, oggOpus, oggOpusPacked, oggOpusPages, wav, webm } from './helpers/audio.ts';
 import { postForm, startAudioHarness, type AudioHarness } from './helpers/audio-host.ts';
 import { http } from './helpers/gateway.ts';
 import { png } from './helpers/media.ts';
@@ -70,6 +71,29 @@ describe('POST /audio/uploads', () => {
     const empty = await postForm(uploadsUrl, key, {}, { bytes: wav(0), type: 'audio/wav' });
     expect(empty.status).toBe(400);
     expect(empty.json.error.code).toBe('audio_unreadable');
+  });
+
+  // Each of these measured under 60 s before the length was read from the audio itself.
+  const lying: [string, Buffer, string, string][] = [
+    ['a WebM whose Duration header says 5 s and whose blocks run 70 s', webm(70, { headerSeconds: 5 }), 'audio/webm', '70.0 seconds'],
+    ['a MediaRecorder-style WebM (unknown sizes) with the same lie', webm(70, { headerSeconds: 5, unknownSizes: true }), 'audio/webm', '70.0 seconds'],
+    ['a WebM whose blocks are all stamped 0 but hold 70 s of Opus packets', webm(70, { headerSeconds: 5, stamps: 'zero' }), 'audio/webm', '70.0 seconds'],
+    ['a chained Ogg Opus: a 4 s link, then a 70 s one', Buffer.concat([oggOpus(4), oggOpusPacked(70, 0x7e57)]), 'audio/ogg', '74.0 seconds'],
+    ['an Ogg Opus flagged ended at 4 s whose pages go on to 70 s', oggOpusPages([{ granuleSeconds: 4, frames: 1, end: true }, { granuleSeconds: 70, frames: 1 }]), 'audio/ogg', '70.0 seconds'],
+  ];
+  for (const [name, bytes, type, length] of lying) {
+    it(`${name} → 400 audio_unreadable, its real length in the message`, async () => {
+      const r = await postForm(uploadsUrl, key, {}, { bytes, type });
+      expect(r.status, r.text).toBe(400);
+      expect(r.json.error.code).toBe('audio_unreadable');
+      expect(r.json.error.message).toContain(length);
+    });
+  }
+
+  it('a WebM without a Duration header (as MediaRecorder writes it) is measured by its blocks → 201', async () => {
+    const r = await postForm(uploadsUrl, key, {}, { bytes: webm(5, { headerSeconds: null, unknownSizes: true }), type: 'audio/webm' });
+    expect(r.status, r.text).toBe(201);
+    expect(r.json.duration_seconds).toBeCloseTo(5, 2);
   });
 
   it('a sample over 10 MB → 413 file_too_large (read up to the limit only)', async () => {

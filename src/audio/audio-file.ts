@@ -1,53 +1,65 @@
 /**
- * What an audio file is, read from its bytes: the container (file-type) and the length
- * (music-metadata). A declared type is only believed when the bytes agree with it.
+ * What an audio file is, read from its bytes: the format (audio-sniff.ts) and the length
+ * (audio-length.ts), both in a worker thread with a time limit, so the request thread does no
+ * parsing of the file. A declared type is only believed when the bytes agree with it.
  */
-import { fileTypeFromBuffer } from 'file-type';
-import { parseBuffer } from 'music-metadata';
+import { WorkerPool, workerModule } from '../shared/worker-pool.ts';
+import { UNKNOWN_AUDIO, type MeasureWhen, type SniffedAudio } from './audio-sniff.ts';
+import type { AudioAnswer, AudioJob } from './audio-worker.ts';
 
-/** The voice-sample formats (spec "Keys and uploads") and the media types that name each. */
-const VOICE_FORMATS = {
-  mp3: { contentType: 'audio/mpeg', declared: ['audio/mpeg', 'audio/mp3', 'audio/mpeg3', 'audio/x-mpeg', 'audio/x-mp3'] },
-  wav: { contentType: 'audio/wav', declared: ['audio/wav', 'audio/x-wav', 'audio/wave', 'audio/vnd.wave'] },
-  webm: { contentType: 'audio/webm', declared: ['audio/webm', 'video/webm'] },
-  ogg: { contentType: 'audio/ogg', declared: ['audio/ogg', 'application/ogg', 'audio/opus', 'video/ogg'] },
-} as const;
+export { declaredDisagrees, isAudioOrVideo, type MeasureWhen, type SniffedAudio, type VoiceFormat } from './audio-sniff.ts';
+export { MAX_AUDIO_SECONDS } from './audio-length.ts';
 
-export type VoiceFormat = keyof typeof VOICE_FORMATS;
+/**
+ * A measurement still running after this long is stopped (its worker terminated and replaced)
+ * and the file is unreadable. Honest files of the largest size (25 MB) take well under a second;
+ * crafted MP3 and WAV files keep music-metadata busy for up to 80 s.
+ */
+export const AUDIO_MEASURE_TIMEOUT_MS = 5_000;
 
-/** file-type's extension → the format it is a case of. */
-const BY_EXTENSION: Record<string, VoiceFormat> = { mp3: 'mp3', wav: 'wav', webm: 'webm', ogg: 'ogg', opus: 'ogg', oga: 'ogg', spx: 'ogg' };
+/** Each worker's heap: music-metadata's frame scan keeps little; the file itself is outside it. */
+const WORKER_LIMITS = { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 32 };
 
-/** Declared types that say nothing about the content. */
-const UNDECLARED = new Set(['', 'application/octet-stream', 'binary/octet-stream']);
+/** A stopped job answers what it had reported (the format, when its length was being measured): the length is unreadable. */
+const stopped = (reported: AudioAnswer | undefined): AudioAnswer => (reported !== undefined && 'sniffed' in reported ? { sniffed: reported.sniffed, seconds: undefined } : { seconds: undefined });
 
-export interface SniffedAudio {
-  /** undefined: not one of the voice-sample formats (the detected type, if any, in `detected`). */
-  format: VoiceFormat | undefined;
-  detected: string | undefined;
-  contentType: string | undefined;
+const pool = new WorkerPool<AudioJob, AudioAnswer>({
+  file: workerModule(import.meta.url, 'audio-worker'),
+  name: 'audio',
+  timeoutMs: AUDIO_MEASURE_TIMEOUT_MS,
+  resourceLimits: WORKER_LIMITS,
+  timedOut: stopped,
+  died: stopped,
+});
+
+/** Runs one job on the bytes: a copy of just them, transferred (the Buffer may be a view of a larger pool, which cloning would copy whole). */
+async function run(bytes: Buffer, task: AudioJob['task']): Promise<{ sniffed?: SniffedAudio; seconds: number | undefined }> {
+  const answer = await pool.run((post) => {
+    const copy = new Uint8Array(bytes).buffer;
+    post({ bytes: copy, task }, [copy]);
+  });
+  if ('error' in answer) throw new Error(`reading the audio failed: ${answer.error}`);
+  return answer;
 }
 
-export async function sniffAudio(bytes: Buffer): Promise<SniffedAudio> {
-  const found = await fileTypeFromBuffer(bytes);
-  const format = found === undefined ? undefined : BY_EXTENSION[found.ext];
-  return { format, detected: found?.mime, contentType: format === undefined ? found?.mime : VOICE_FORMATS[format].contentType };
-}
-
-/** Whether a part's declared media type disagrees with the format its bytes are. */
-export function declaredDisagrees(declared: string | undefined, format: VoiceFormat): boolean {
-  const type = (declared ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-  if (UNDECLARED.has(type)) return false;
-  return !(VOICE_FORMATS[format].declared as readonly string[]).includes(type);
-}
-
-/** The length in seconds, or undefined when it cannot be read from the file. */
+/**
+ * The length in seconds, or undefined when it cannot be read from the file (docs/decisions.md
+ * "Audio length from the audio itself"; `measureSeconds` in audio-length.ts says how), measured
+ * in a worker thread: a file whose measurement takes longer than `AUDIO_MEASURE_TIMEOUT_MS`, or
+ * that kills its worker, is unreadable. Rejects when no worker can be started, or on a
+ * measurement's own error (not the file's: as before, that is the request's failure).
+ */
 export async function audioSeconds(bytes: Buffer, contentType: string | undefined): Promise<number | undefined> {
-  try {
-    const { format } = await parseBuffer(bytes, contentType === undefined ? undefined : { mimeType: contentType, size: bytes.length }, { duration: true, skipCovers: true });
-    const seconds = format.duration;
-    return seconds !== undefined && Number.isFinite(seconds) && seconds > 0 ? seconds : undefined;
-  } catch {
-    return undefined;
-  }
+  return (await run(bytes, { contentType })).seconds;
+}
+
+/**
+ * The file's format and, when `when` says so (`measures` in audio-sniff.ts), its length as the
+ * sniffed type, as `audioSeconds` measures it — in one worker job. A file not measured has
+ * seconds undefined. A job stopped before the format was known (its worker died, say) is of no
+ * known type. Rejects as `audioSeconds` does.
+ */
+export async function inspectAudio(bytes: Buffer, when: MeasureWhen): Promise<{ sniffed: SniffedAudio; seconds: number | undefined }> {
+  const { sniffed, seconds } = await run(bytes, { sniff: when });
+  return { sniffed: sniffed ?? UNKNOWN_AUDIO, seconds };
 }

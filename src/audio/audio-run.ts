@@ -3,14 +3,16 @@
  * the quote from the model's price → the paid-run core's atomic hold with every limit
  * (402 insufficient_credits, 402 monthly_limit_exceeded, 429 api_key_limit_exceeded,
  * 429 trial_limit) → one prediction through the media job runner, waited for (these routes
- * answer the result itself) → settled on what the host reports, or refunded.
+ * answer the result itself) → settled on what the host reports, or refunded. What the route
+ * answers with is collected by the runner through the job kind's output check
+ * (output-checks.ts), the same check a process that resumes the job after a crash runs.
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RefusalCodes } from '../billing/hold-refusal.ts';
 import type { PaidRuns } from '../billing/paid-run.ts';
 import type { Catalog } from '../catalog/catalog.ts';
-import type { CollectOutputs, MediaJobRunner, MediaOutcome, MediaPlan } from '../media/job-runner.ts';
+import type { MediaJobRunner, MediaOutcome, MediaPlan } from '../media/job-runner.ts';
 import { priceTerms, quoteOf, type PricedInput, type PriceTerms } from '../media/media-price.ts';
 import type { PreparedMedia } from '../media/media-request.ts';
 import { GatewayError, invalidApiKey } from '../shared/errors.ts';
@@ -27,7 +29,6 @@ export interface AudioRun {
   input: Record<string, unknown>;
   terms: PriceTerms;
   output: MediaPlan['output'];
-  collect: CollectOutputs;
   refusal: RefusalCodes;
 }
 
@@ -65,7 +66,7 @@ export async function runAudio(request: FastifyRequest, reply: FastifyReply, dep
   });
   reply.header('x-job-id', jobId);
   const plan: MediaPlan = { kind: job.kind, host: job.media.host, model: job.media.model.entry.provider_model_id, terms: job.terms, output: job.output };
-  return deps.runner.start({ run, plan, inputs: [job.input], collect: job.collect }).finished;
+  return deps.runner.start({ run, plan, inputs: [job.input] }).finished;
 }
 
 /** A run that did not deliver: its error, or (the process is stopping) 202 with the job to poll. */

@@ -8,7 +8,6 @@
  * not the URL of the caller's own unexpired upload → invalid_voice_sample; then the hold.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { request as undiciRequest } from 'undici';
 import { z } from 'zod';
 import { inputFields } from '../media/input-schema.ts';
 import { prepareMedia, type MediaRoute, type PreparedMedia } from '../media/media-request.ts';
@@ -61,10 +60,6 @@ function answerFormat(body: Record<string, unknown>, media: PreparedMedia, input
   return 'mp3';
 }
 
-/** Largest audio answer taken from a host. */
-const MAX_AUDIO_BYTES = 64 * 1024 * 1024;
-const DOWNLOAD_TIMEOUT_MS = 60_000;
-
 /** The model's fit for a voice sample, then consent, then the upload itself; the URL the host is to fetch it at, if one was sent. */
 async function checkVoiceSample(request: FastifyRequest, media: PreparedMedia, samples: VoiceSamples): Promise<string | undefined> {
   const body = request.body as Record<string, unknown>;
@@ -84,35 +79,6 @@ async function checkVoiceSample(request: FastifyRequest, media: PreparedMedia, s
   return samples.hostUrl(upload, request);
 }
 
-/** The audio file the host delivered: a data URL, or its delivery URL fetched (bounded in size and time). */
-async function download(urls: readonly unknown[], signal: AbortSignal): Promise<Buffer> {
-  const url = String(urls[0]);
-  const data = /^data:[^,]*;base64,(.*)$/s.exec(url);
-  if (data !== null) return Buffer.from(data[1] as string, 'base64');
-  const failed = (why: string) => new GatewayError('upstream_error', `The speech host's audio could not be fetched (${why}). Nothing was charged.`);
-  let response;
-  try {
-    response = await undiciRequest(url, { signal, headersTimeout: DOWNLOAD_TIMEOUT_MS, bodyTimeout: DOWNLOAD_TIMEOUT_MS });
-  } catch {
-    throw failed('connection failed');
-  }
-  if (response.statusCode !== 200) {
-    await response.body.dump();
-    throw failed(`status ${response.statusCode}`);
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of response.body) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_AUDIO_BYTES) {
-      response.body.destroy();
-      throw failed('larger than 64 MB');
-    }
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
-}
-
 export function registerSpeechRoute(app: FastifyInstance, deps: AudioRouteDeps & { samples: VoiceSamples }): void {
   app.post('/api/v1/audio/speech', { config: { access: { scope: 'audio', auth: 'required', rateHeaders: 'always' } } }, async (request, reply) => {
     const media = prepareMedia(request.body, SPEECH_ROUTE, deps.catalog);
@@ -129,10 +95,10 @@ export function registerSpeechRoute(app: FastifyInstance, deps: AudioRouteDeps &
       input,
       terms,
       output: 'files',
-      collect: download,
       refusal: { spendingLimit: 'monthly_limit_exceeded', holdMadeOf: "the input's characters at the model's price", lowerBy: 'send a shorter input' },
     });
     if (outcome.kind !== 'delivered') return undelivered(reply, outcome);
+    // The audio bytes the runner collected (AUDIO_OUTPUT_CHECKS.speech) before billing the run.
     return reply.code(200).type(FORMATS[format]).send(outcome.collected as Buffer);
   });
 }

@@ -13,10 +13,10 @@ import { z } from 'zod';
 import { inputFields } from '../media/input-schema.ts';
 import { prepareMedia, type MediaRoute, type PreparedMedia } from '../media/media-request.ts';
 import { GatewayError } from '../shared/errors.ts';
-import { audioSeconds, sniffAudio } from './audio-file.ts';
+import { inspectAudio, isAudioOrVideo } from './audio-file.ts';
 import { checkHost, runAudio, termsOf, undelivered, type AudioRouteDeps } from './audio-run.ts';
 import { LIMITS, readForm, refuseLargeRequests, type MultipartForm } from './multipart.ts';
-import { readTranscript, renderTranscript, RESPONSE_FORMATS, type ResponseFormat, type Transcript } from './transcript.ts';
+import { renderTranscript, RESPONSE_FORMATS, type ResponseFormat, type Transcript } from './transcript.ts';
 
 const TRANSCRIPTION_ROUTE: MediaRoute = {
   kind: 'transcription',
@@ -81,12 +81,20 @@ export function registerTranscriptionRoute(scope: FastifyInstance, deps: AudioRo
     const form = await readForm(request, LIMITS.transcription);
     const { body, language } = bodyOf(form);
     const media = prepareMedia(body, TRANSCRIPTION_ROUTE, deps.catalog);
-    const sniffed = await sniffAudio(form.file.bytes);
-    if (sniffed.detected === undefined || !/^(audio|video)\//.test(sniffed.detected)) {
+    // The language and host are checked once, before the file: a refusal does not wait for the length, and is told after the type's.
+    let refused: unknown;
+    let lang: string | undefined;
+    try {
+      lang = hostLanguage(language, media);
+      checkHost(request, deps, media);
+    } catch (error) {
+      refused = error;
+    }
+    const { sniffed, seconds } = await inspectAudio(form.file.bytes, refused === undefined ? 'audio' : 'never');
+    if (!isAudioOrVideo(sniffed)) {
       throw new GatewayError('type_mismatch', `The file is ${sniffed.detected ?? 'of no known type'}, not audio.`, { param: 'file' });
     }
-    const lang = hostLanguage(language, media);
-    checkHost(request, deps, media);
+    if (refused !== undefined) throw refused;
     const declared = inputFields(media.model.entry.configuration.input_schema).fields;
     const input: Record<string, unknown> = { ...media.input };
     // The answer's format is rendered here from the transcript: the host runs its default.
@@ -95,8 +103,8 @@ export function registerTranscriptionRoute(scope: FastifyInstance, deps: AudioRo
     else input.response_format = defaultFormat;
     input[FILE_INPUTS.find((name) => name in declared) ?? 'file'] = `data:${sniffed.detected};base64,${form.file.bytes.toString('base64')}`;
     if (lang !== undefined && 'language' in declared) input.language = lang;
-    const seconds = await audioSeconds(form.file.bytes, sniffed.detected);
     const terms = termsOf(request, media, { input, characters: 0 });
+    // inspectAudio answers at most MAX_AUDIO_SECONDS (a longer file is unreadable), and the price terms bound what they are given.
     if (seconds !== undefined && terms.unit === 'per_gpu_second') terms.capSeconds = Math.ceil(seconds * 1000) / 1000;
     const outcome = await runAudio(request, reply, deps, {
       kind: 'transcription',
@@ -104,10 +112,10 @@ export function registerTranscriptionRoute(scope: FastifyInstance, deps: AudioRo
       input,
       terms,
       output: 'value',
-      collect: async (outputs) => readTranscript(outputs),
       refusal: { spendingLimit: 'monthly_limit_exceeded', holdMadeOf: "the model's GPU time for this recording", lowerBy: 'send a shorter recording' },
     });
     if (outcome.kind !== 'delivered') return undelivered(reply, outcome);
+    // The transcript the runner read (AUDIO_OUTPUT_CHECKS.transcription) before billing the run.
     const format = (body.response_format as ResponseFormat | undefined) ?? 'json';
     const rendered = renderTranscript(outcome.collected as Transcript, format, { language: typeof language === 'string' ? language : undefined, duration: seconds });
     return reply.code(200).type(rendered.contentType).send(rendered.body);

@@ -13,7 +13,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RateLimiter, WindowLimit } from '../gate/rate-limit/rate-limiter.ts';
 import { GatewayError, invalidApiKey } from '../shared/errors.ts';
 import type { AudioUploadRecord, AudioUploadStore } from '../store/audio-uploads.ts';
-import { audioSeconds, declaredDisagrees, sniffAudio } from './audio-file.ts';
+import { declaredDisagrees, inspectAudio } from './audio-file.ts';
 import { LIMITS, readForm, refuseLargeRequests } from './multipart.ts';
 
 export const UPLOAD_TTL_MS = 24 * 3_600_000;
@@ -91,14 +91,14 @@ export class VoiceSamples {
     const early = await this.deps.limiter.peek(UPLOADS_PER_HOUR, account, this.deps.now());
     if (!early.allowed) throw overLimit(early.resetSeconds);
     const { file } = await readForm(request, LIMITS.voiceSample);
-    const sniffed = await sniffAudio(file.bytes);
+    // Measured only when the two type checks below pass: a refusal before them does not wait for the length.
+    const { sniffed, seconds } = await inspectAudio(file.bytes, { voiceDeclaredAs: file.declaredType });
     if (sniffed.format === undefined) {
       throw new GatewayError('type_mismatch', `The file is ${sniffed.detected ?? 'of no known type'}; voice samples are MP3, WAV, WebM or Ogg (read from the bytes).`, { param: 'file' });
     }
     if (declaredDisagrees(file.declaredType, sniffed.format)) {
       throw new GatewayError('type_mismatch', `The file is declared as ${file.declaredType ?? ''} but its bytes are ${sniffed.format.toUpperCase()}.`, { param: 'file' });
     }
-    const seconds = await audioSeconds(file.bytes, sniffed.contentType);
     if (seconds === undefined) throw new GatewayError('audio_unreadable', 'The length of the audio cannot be read from the file.', { param: 'file' });
     if (seconds > MAX_SAMPLE_SECONDS) {
       throw new GatewayError('audio_unreadable', `The sample is ${seconds.toFixed(1)} seconds long; at most ${MAX_SAMPLE_SECONDS} seconds are accepted.`, { param: 'file' });

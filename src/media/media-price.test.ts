@@ -39,6 +39,12 @@ describe('media prices', () => {
     expect(priceTerms({ unit: 'per_second_of_output', usd: '1', basis: 'b' }, { ...base, input: { duration: 1 } })).toMatch(/default duration/);
   });
 
+  it('a host reporting an absurd length (1e30 seconds) is priced without throwing (the close then caps the charge at the hold)', () => {
+    const t = terms({ unit: 'per_second_of_output', usd: '0.4625', basis: 'b' }, { input: { duration: 7 }, defaultSeconds: 5 });
+    expect(() => settlementOf(t, [part({ outputSeconds: 1e30 })])).not.toThrow();
+    expect(settlementOf(t, [part({ outputSeconds: 1e30 })]).cost).toBeGreaterThan(quoteOf(t));
+  });
+
   it('per_1000_characters: input characters ÷ 1000, exact', () => {
     const t = terms({ unit: 'per_1000_characters', usd: '0.1', basis: 'b' }, { characters: 1234 });
     expect(quoteOf(t)).toBe(12_340_000);

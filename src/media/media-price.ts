@@ -53,8 +53,13 @@ interface UnitRow {
 
 const whole = (n: number): Fraction => ({ num: BigInt(n), den: 1n });
 
+/** Beyond any price or length a run can reach: a larger value (a host reporting 1e30 seconds) is taken as this. */
+const DECIMAL_BOUND = 1e15;
+
 /** A float from JSON as the exact decimal it was written as (to 9 places). */
-function decimal(x: number): Fraction {
+function decimal(value: number): Fraction {
+  // toFixed writes 1e21 and above in exponent form, which BigInt refuses.
+  const x = Number.isFinite(value) ? Math.max(-DECIMAL_BOUND, Math.min(DECIMAL_BOUND, value)) : 0;
   const text = /^\d+(\.\d+)?$/.test(String(x)) ? String(x) : x.toFixed(9);
   const [int = '0', frac = ''] = text.split('.');
   return { num: BigInt(int + frac), den: 10n ** BigInt(frac.length) };
