@@ -42,6 +42,7 @@ import { openSharedState } from './shared-state.ts';
 import { FineTuningRunner } from './fine-tuning/runner.ts';
 import { registerFineTuningRoutes } from './fine-tuning/routes.ts';
 import { FileReader, type FileFetchOptions } from './fine-tuning/training-file.ts';
+import { AUDIO_OUTPUT_CHECKS } from './audio/output-checks.ts';
 import { registerAudioRoutes } from './audio/routes.ts';
 import { VoiceSamples } from './audio/uploads.ts';
 import { openAudioUploads } from './store/sql/audio-uploads-store.ts';
@@ -59,6 +60,8 @@ import { usageStoreFor } from './store/sql/usage-rollups.ts';
 const BUILT_ROUTES = new Set(['/api/v1/chat/completions', '/api/v1/audio/speech', '/api/v1/audio/transcriptions', '/api/v1/audio/uploads']);
 /** How often expired voice samples are deleted (each is also deleted when asked for after expiry). */
 const UPLOAD_SWEEP_MS = 10 * 60_000;
+/** How long a stopping process waits for settles and refunds being retried (within a usual 30 s grace period). */
+const RETRIED_CLOSES_WAIT_MS = 20_000;
 
 export interface Gateway {
   app: FastifyInstance;
@@ -158,6 +161,8 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     jobs: openMediaJobs(store),
     runs,
     endpoints: config.mediaHosts,
+    // By job kind, for new and resumed jobs alike.
+    outputChecks: AUDIO_OUTPUT_CHECKS,
     instanceId,
     pollMs: config.mediaPollMs,
     jobTimeoutMs: config.mediaJobTimeoutMs,
@@ -237,6 +242,10 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
         await app.close();
       } finally {
         clearInterval(idle);
+      }
+      // Closes being retried apply first, for a while, under the lease (docs/decisions.md "A settle whose first attempt fails").
+      if (!(await runs.retriedClosesApplied(RETRIED_CLOSES_WAIT_MS))) {
+        logger.error('stopping with settles or refunds not yet applied: a live process refunds their holds once this lease has run out');
       }
       // Only now: while a run is in flight its lease is renewed, or a peer would refund a run the client received.
       clearInterval(renewal);

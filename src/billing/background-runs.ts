@@ -3,6 +3,8 @@
  * background under the paid-run core (`execute`: exactly one settle or refund), is tracked
  * while it runs, and on shutdown is told to stop (`signal`) and awaited; a run that stops
  * for shutdown `leave`s its hold for the next process to resume.
+ * A run stays known here (`has`) until its settle or refund has applied: one whose close is
+ * still being retried is still held in the store, and must not be adopted and run again.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { PaidRun, PaidRuns } from './paid-run.ts';
@@ -19,8 +21,9 @@ export class BackgroundRuns<T> {
     return this.shutdown.signal;
   }
 
+  /** Whether the run runs here, or has ended here and its close has not applied yet. */
   has(jobId: string): boolean {
-    return this.active.has(jobId);
+    return this.active.has(jobId) || this.runs.isClosing(jobId);
   }
 
   /** The run's outcome once it is settled, refunded or left; undefined when it does not run here. */

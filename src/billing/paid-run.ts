@@ -29,6 +29,8 @@ export interface PaidRunDeps {
   now: () => number;
   /** Holds in flight for GET /metrics. */
   metrics?: RunMetrics;
+  /** Closes whose first attempt failed and that are being retried, by job id (PaidRuns keeps them, to wait for them on shutdown). */
+  retrying?: Map<string, Promise<void>>;
 }
 
 /** The key a run is charged to, as the access gate resolved it. */
@@ -129,7 +131,9 @@ export class PaidRun implements StoppableRun {
     this.release();
     const settlement: Settlement = { cost, usage, status, at: this.deps.now() };
     if (output !== undefined) settlement.output = output;
-    const charged = untilClosed(() => this.deps.money.settle(this.jobId, settlement), this.deps.logger, this.jobId);
+    // If the first attempt fails, the settle applies later, capped at the hold as always: the run's answer is still due.
+    const willCharge = Math.min(Math.max(0, Math.ceil(cost)), this.quote);
+    const charged = untilClosed(() => this.deps.money.settle(this.jobId, settlement), this.deps, this.jobId, willCharge);
     this.outcome = charged;
     this.metrics.holdClosed();
     return charged;
@@ -140,7 +144,7 @@ export class PaidRun implements StoppableRun {
     if (this.outcome !== undefined) return Promise.resolve(false);
     this.release();
     const closing: Refund = { status, errorCode, at: this.deps.now() };
-    const refunded = untilClosed(() => this.deps.money.refund(this.jobId, closing), this.deps.logger, this.jobId);
+    const refunded = untilClosed(() => this.deps.money.refund(this.jobId, closing), this.deps, this.jobId, true);
     this.outcome = refunded;
     this.metrics.holdClosed();
     return refunded;
@@ -182,29 +186,62 @@ export class PaidRun implements StoppableRun {
 }
 
 /** Waits between attempts to close a hold: from 200 ms, doubling, at most 10 s. */
-const CLOSE_RETRY_MS = { first: 200, most: 10_000 };
+function* closeRetryWaits(): Generator<number> {
+  for (let wait = 200; ; wait = Math.min(wait * 2, 10_000)) yield wait;
+}
+
+/**
+ * Calls `attempt` after each wait until it answers true; a failed attempt is logged and the next wait follows.
+ * Timers do not keep the process alive (a stopping gateway waits for retried closes itself).
+ */
+async function afterEachWait(waits: Iterable<number>, attempt: () => Promise<boolean>, logger: FastifyBaseLogger, jobId: string, failed: string): Promise<void> {
+  for (const wait of waits) {
+    await new Promise((resolve) => setTimeout(resolve, wait).unref());
+    try {
+      if (await attempt()) return;
+    } catch (err) {
+      logger.error({ err, jobId }, failed);
+    }
+  }
+}
 
 /**
  * Closes a hold, and if that fails (a dropped connection, a deadlock past its retries) tries again in
  * the background until it succeeds, so the credits are not held until the process ends. A close only
  * applies to a job still processing, so an attempt after one that did commit (its answer lost) moves
- * nothing. The caller gets the first attempt's answer or failure.
+ * nothing. The caller gets the first attempt's answer, or when it failed, `willApply`: what the close
+ * applies once it succeeds (the charge capped at the hold; a refund). The run's answer does not wait
+ * for the database to come back, and a run settled later is never answered as an internal error.
+ * A close being retried is kept in `deps.retrying` until it applies: the job is still held meanwhile.
  */
-function untilClosed<T>(close: () => Promise<T>, logger: FastifyBaseLogger, jobId: string): Promise<T> {
-  const first = close();
-  first.catch(async () => {
-    for (let wait = CLOSE_RETRY_MS.first; ; wait = Math.min(wait * 2, CLOSE_RETRY_MS.most)) {
-      await new Promise((resolve) => setTimeout(resolve, wait).unref());
-      try {
-        await close();
-        logger.warn({ jobId }, 'hold closed on a later attempt');
-        return;
-      } catch (err) {
-        logger.error({ err, jobId }, 'closing the hold failed; trying again');
-      }
-    }
+function untilClosed<T>(close: () => Promise<T>, deps: PaidRunDeps, jobId: string, willApply: T): Promise<T> {
+  return close().catch((failure: unknown) => {
+    deps.logger.error({ err: failure, jobId }, 'closing the hold failed; trying again in the background');
+    const closed = async () => {
+      await close();
+      deps.logger.warn({ jobId }, 'hold closed on a later attempt');
+      return true;
+    };
+    const retrying = afterEachWait(closeRetryWaits(), closed, deps.logger, jobId, 'closing the hold failed; trying again');
+    deps.retrying?.set(jobId, retrying);
+    void retrying.finally(() => deps.retrying?.delete(jobId));
+    return willApply;
   });
-  return first;
+}
+
+/**
+ * When to look for a hold whose answer was lost: its transaction may still commit on the database after the
+ * connection broke, so more than once; a refund finds no processing job (and moves nothing) when it did not.
+ */
+export const UNCERTAIN_HOLD_CHECKS_MS = [1_000, 10_000, 60_000];
+
+function refundUncertainHold(deps: PaidRunDeps, jobId: string): Promise<void> {
+  const refunded = async () => {
+    const done = await deps.money.refund(jobId, { status: 'failed', errorCode: 'internal_error', at: deps.now() });
+    if (done) deps.logger.warn({ jobId }, 'a hold whose answer was lost had committed: refunded');
+    return done;
+  };
+  return afterEachWait(UNCERTAIN_HOLD_CHECKS_MS, refunded, deps.logger, jobId, 'refunding a hold whose answer was lost failed; trying again');
 }
 
 function stopAsTimedOut(run: PaidRun): void {
@@ -216,11 +253,37 @@ function stopAsRevoked(run: PaidRun): void {
 }
 
 export class PaidRuns {
-  constructor(private readonly deps: PaidRunDeps) {}
+  private readonly retrying = new Map<string, Promise<void>>();
+  private readonly deps: PaidRunDeps;
+
+  constructor(deps: PaidRunDeps) {
+    this.deps = { ...deps, retrying: this.retrying };
+  }
+
+  /**
+   * Waits, at most `ms`, for the settles and refunds being retried after a failed first attempt to apply.
+   * A stopping process calls it while it still renews its lease: else a peer would refund a run whose
+   * answer was delivered (billed once the close applies), or run again a media job answered as refunded.
+   * True when none is left.
+   */
+  /** Whether this run's settle or refund is being retried: the job is still held, and must not be adopted and run again. */
+  isClosing(jobId: string): boolean {
+    return this.retrying.has(jobId);
+  }
+
+  async retriedClosesApplied(ms: number): Promise<boolean> {
+    if (this.retrying.size === 0) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+    const applied = Promise.all([...this.retrying.values()]).then(() => true);
+    const done = await Promise.race([applied, waited]);
+    clearTimeout(timer);
+    return done && this.retrying.size === 0;
+  }
 
   /** The atomic hold with every limit; a refusal is thrown as the route's error and nothing is created. */
   async admit(request: AdmissionRequest): Promise<PaidRun> {
-    const result = await this.deps.money.hold({
+    const hold: NewHold = {
       jobId: request.jobId,
       accountId: request.key.accountId,
       keyId: request.key.id,
@@ -232,7 +295,16 @@ export class PaidRuns {
       instanceId: this.deps.instanceId,
       clientAddress: request.clientAddress,
       countsTowardKeyLimits: request.countsTowardKeyLimits ?? true,
-    });
+    };
+    let result: HoldResult;
+    try {
+      result = await this.deps.money.hold(hold);
+    } catch (failure) {
+      // The hold's answer is lost (a connection that broke around the commit): it may have committed. No run
+      // follows it, so it is refunded if it exists, rather than holding the credits until this process ends.
+      void refundUncertainHold(this.deps, hold.jobId);
+      throw failure;
+    }
     if (!result.ok) throw refusalError(result, request.quote, request.refusal, this.deps.now());
     return new PaidRun(request.jobId, request.quote, this.deps, request.key);
   }

@@ -13,8 +13,8 @@ import type { PaidRun, PaidRuns } from '../billing/paid-run.ts';
 import type { ProviderEndpoint } from '../config.ts';
 import { HostError, isTerminal, type HostEndpoint, type MediaHost, type MediaHostId, type Prediction } from '../providers/predictions/media-host.ts';
 import { transportFailure } from '../providers/upstream-client.ts';
-import { GatewayError, internalError } from '../shared/errors.ts';
-import type { MediaJobStore } from '../store/media-jobs.ts';
+import { GatewayError, internalError, isErrorCode } from '../shared/errors.ts';
+import type { MediaJobRecord, MediaJobStore } from '../store/media-jobs.ts';
 import { settlementOf, type PartResult, type PriceTerms } from './media-price.ts';
 
 /** What a job settles by, stored with it so any process can finish it. */
@@ -33,8 +33,16 @@ export type MediaJobKind = 'image' | 'video' | 'speech' | 'transcription';
 /**
  * What a route makes of the delivered outputs (file URLs, or the hosts' values) before the run is
  * billed: downloading the audio it answers with, reading a transcript. A throw refunds the run.
+ * It reads nothing but the outputs, so any process can run it again for a job it resumes.
  */
 export type CollectOutputs = (outputs: readonly unknown[], signal: AbortSignal) => Promise<unknown>;
+
+/**
+ * The output check of each job kind that has one (a row per route, wired in by the gateway), looked up
+ * by the plan's kind for every job: one this process started and one it resumed after another process
+ * died are checked alike, so a broken output is refunded, never billed, whoever finishes the job.
+ */
+export type OutputChecks = Partial<Record<MediaJobKind, CollectOutputs>>;
 
 export type MediaOutcome =
   | { kind: 'delivered'; urls: string[]; collected?: unknown }
@@ -57,7 +65,6 @@ export interface NewMediaJob {
   inputs: Record<string, unknown>[];
   /** `Prefer: wait` for the create calls (images); none: the host answers at once (videos). */
   waitSeconds?: number;
-  collect?: CollectOutputs;
 }
 
 export interface MediaJobRunnerDeps {
@@ -65,6 +72,8 @@ export interface MediaJobRunnerDeps {
   jobs: MediaJobStore;
   runs: PaidRuns;
   endpoints: Record<MediaHostId, ProviderEndpoint>;
+  /** What is collected (and checked) from a job's outputs before it is billed, by job kind. */
+  outputChecks: OutputChecks;
   instanceId: string;
   pollMs: number;
   jobTimeoutMs: number;
@@ -116,6 +125,16 @@ export class MediaJobRunner {
       const jobId = job.record.jobId;
       if (this.background.has(jobId) || this.shutdown.signal.aborted) continue;
       const plan = job.record.plan as MediaPlan;
+      const refunded = recordedRefund(job.record);
+      if (refunded !== undefined) {
+        // Its process had ended it as refunded (and answered so) and died before the refund applied: refund it, never run it again.
+        this.deps.logger.warn({ jobId, code: refunded.code }, 'refunding a media job its gone process had ended as refunded');
+        void this.launch(this.deps.runs.resume(jobId, job.held), async (run) => {
+          await run.refund(refunded.code, 'failed');
+          return { kind: 'failed', error: refunded, billed: false };
+        });
+        continue;
+      }
       const parts = job.record.predictionIds.map((id): Part => ({ id, prediction: undefined, createdAt: job.admittedAt, stoppedAtLimit: false }));
       this.deps.logger.warn({ jobId, predictions: job.record.predictionIds }, 'resuming a media job left by a gateway process that is gone');
       void this.launch(this.deps.runs.resume(jobId, job.held), (run) => this.follow(run, plan, parts, job.admittedAt));
@@ -150,7 +169,7 @@ export class MediaJobRunner {
     run.detach();
     created(undefined);
     const at = this.deps.now();
-    return this.follow(run, job.plan, predictions.map((prediction) => ({ id: prediction.id, prediction, createdAt: at, stoppedAtLimit: false })), admittedAt, job.collect);
+    return this.follow(run, job.plan, predictions.map((prediction) => ({ id: prediction.id, prediction, createdAt: at, stoppedAtLimit: false })), admittedAt);
   }
 
   /** All predictions or none: when one create fails, the others are canceled. */
@@ -166,7 +185,7 @@ export class MediaJobRunner {
   }
 
   /** Polls until every prediction has ended (with backoff), stopping GPU runs at their time limit and the job at its deadline. */
-  private async follow(run: PaidRun, plan: MediaPlan, parts: Part[], admittedAt: number, collect?: CollectOutputs): Promise<MediaOutcome> {
+  private async follow(run: PaidRun, plan: MediaPlan, parts: Part[], admittedAt: number): Promise<MediaOutcome> {
     const endpoint = this.endpoint(plan.host);
     if (endpoint === undefined) return this.fail(run, unconfigured(plan.host));
     const deadline = admittedAt + this.deps.jobTimeoutMs;
@@ -179,7 +198,7 @@ export class MediaJobRunner {
         await this.cancelRunning(endpoint, parts);
         return this.fail(run, hostFailure(failed.prediction as Prediction));
       }
-      if (parts.every((p) => p.prediction !== undefined && isTerminal(p.prediction.status))) return this.finish(run, plan, parts, collect);
+      if (parts.every((p) => p.prediction !== undefined && isTerminal(p.prediction.status))) return this.finish(run, plan, parts);
 
       const now = this.deps.now();
       if (limitMs !== undefined) {
@@ -255,7 +274,7 @@ export class MediaJobRunner {
   }
 
   /** Every prediction ended: all outputs delivered → settled; fewer → refunded in full; a GPU run stopped at its limit → billed. */
-  private async finish(run: PaidRun, plan: MediaPlan, parts: Part[], collect?: CollectOutputs): Promise<MediaOutcome> {
+  private async finish(run: PaidRun, plan: MediaPlan, parts: Part[]): Promise<MediaOutcome> {
     const now = this.deps.now();
     const predictions = parts.map((p) => p.prediction as Prediction);
     const stopped = parts.some((p) => p.stoppedAtLimit);
@@ -270,6 +289,7 @@ export class MediaJobRunner {
       return this.fail(run, new GatewayError('upstream_error', `The media host delivered ${count} of ${plan.terms.outputs} outputs; the run is refunded in full.`));
     }
     let collected: unknown;
+    const collect = this.deps.outputChecks[plan.kind];
     if (!stopped && collect !== undefined) {
       try {
         collected = await collect(values ? predictions.map((p) => p.output) : urls, AbortSignal.any([run.signal, this.shutdown.signal]));
@@ -310,6 +330,12 @@ export class MediaJobRunner {
     if (error.code === 'model_unavailable') this.deps.logger.error({ host: plan.host, model: plan.model, status: thrown instanceof HostError ? thrown.hostStatus : undefined }, 'media host refused the gateway (operator error)');
     return error;
   }
+}
+
+/** The refund a job's outcome record says it ended with (`fail` records an error and no outputs before it refunds). */
+function recordedRefund(record: MediaJobRecord): GatewayError | undefined {
+  if (record.errorCode === null || record.outputs !== null) return undefined;
+  return new GatewayError(isErrorCode(record.errorCode) ? record.errorCode : 'upstream_error', record.errorMessage ?? 'The run failed. Nothing was charged.');
 }
 
 function unconfigured(host: MediaHostId): GatewayError {
