@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../src/store/open-store.ts';
 import { postgresStatement, type AnyMovement } from '../src/store/sql/money-plan.ts';
-import { closeMovement, holdMovement } from '../src/store/sql/money-sql.ts';
+import { closeMovement, holdMovement, leanHoldMovement } from '../src/store/sql/money-sql.ts';
 import type { Store } from '../src/store/types.ts';
 import { postgresSchema } from './helpers/stores.ts';
 
@@ -36,11 +36,13 @@ describe('money statements on PostgreSQL', () => {
     await db.drop();
   });
 
+  const newHold = {
+    jobId: randomUUID(), accountId: 'a7', keyId: 'k7', keyFamilyId: 'k7', kind: 'chat', model: 'm', amount: 10, at: Date.now(),
+    instanceId: 'i', clientAddress: '198.51.100.7', countsTowardKeyLimits: true,
+  };
   const inputs: [string, AnyMovement, unknown][] = [
-    ['hold', holdMovement as AnyMovement, {
-      jobId: randomUUID(), accountId: 'a7', keyId: 'k7', keyFamilyId: 'k7', kind: 'chat', model: 'm', amount: 10, at: Date.now(),
-      instanceId: 'i', clientAddress: '198.51.100.7', countsTowardKeyLimits: true,
-    }],
+    ['hold', holdMovement as AnyMovement, newHold],
+    ['hold_lean', leanHoldMovement as AnyMovement, newHold],
     ['close', closeMovement as AnyMovement, {
       jobId: 'j70', refund: false, status: 'succeeded', cost: 1, usage: null, output: null, errorCode: null, at: Date.now(), failure: false,
     }],
@@ -61,7 +63,7 @@ describe('money statements on PostgreSQL', () => {
       for (const plan of [custom, generic]) {
         expect(plan).not.toMatch(/Seq Scan on (accounts|jobs|key_families|api_keys|ledger|notifications|mail_outbox|trial_addresses)/);
         if (name === 'close') expect(plan).toMatch(/Index Scan using jobs_pkey on jobs/);
-        if (name === 'hold') expect(plan).toMatch(/LockRows[\s\S]*Index Scan using accounts_pkey on accounts a[\s\S]*Index Scan using key_families_pkey on key_families f/);
+        if (name.startsWith('hold')) expect(plan).toMatch(/LockRows[\s\S]*Index Scan using accounts_pkey on accounts a[\s\S]*Index Scan using key_families_pkey on key_families f/);
       }
     });
   }

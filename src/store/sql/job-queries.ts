@@ -6,12 +6,18 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { HoldResult, JobKind, JobStatus, NewHold, Refund, Settlement, UsageUnits } from '../money-contract.ts';
 import type { InstanceRecord, InstanceStore, JobRecord, JobStore, MoneyStore, ProcessIdentity } from '../types.ts';
 import type { MoneyEngine } from './money-plan.ts';
-import { closeMovement, holdMovement, isTrialFailure, LEASE_UNTIL, type Closed, type Closing } from './money-sql.ts';
+import { closeMovement, holdMovement, isTrialFailure, LEASE_UNTIL, leanHoldMovement, NEEDS_FULL_HOLD, type Closed, type Closing } from './money-sql.ts';
 import type { Database, Dialect, JobsTable } from './tables.ts';
+
+/** At most this many hints of the full hold are kept; then they start again. */
+const NEEDS_FULL_HOLD_REMEMBERED = 10_000;
+const NEEDS_FULL_HOLD_FOR_MS = 60_000;
 
 export class SqlJobs implements MoneyStore, JobStore, InstanceStore {
   /** The account of each job this process holds: its settle or refund shares that account's group commit. */
   private readonly accountOfJob = new Map<string, string>();
+  /** Key families (or accounts, for runs without a key) whose hold needed the full movement, until when to go straight to it (a hint only). */
+  private readonly needsFullHold = new Map<string, number>();
   /** Processes that registered through this store (a renewal that finds no live lease then is a lapse). */
   private readonly registered = new Set<string>();
 
@@ -20,7 +26,7 @@ export class SqlJobs implements MoneyStore, JobStore, InstanceStore {
   async hold(hold: NewHold): Promise<HoldResult> {
     let result: HoldResult;
     try {
-      result = await this.money.run(holdMovement, hold, hold.accountId);
+      result = await this.runHold(hold);
     } catch (error) {
       // Idempotent by job id: a hold retried after its commit was lost (the connection broke) finds its job.
       const job = isUniqueViolation(error) ? await this.getJob(hold.jobId) : undefined;
@@ -29,6 +35,22 @@ export class SqlJobs implements MoneyStore, JobStore, InstanceStore {
     }
     if (result.ok) this.accountOfJob.set(hold.jobId, hold.accountId);
     return result;
+  }
+
+  /**
+   * Where idle steps cost (PostgreSQL), the lean hold first, unless this key family or account needed the full one
+   * last time; the lean hold writes nothing when it does not apply, and the full one then checks everything.
+   */
+  private async runHold(hold: NewHold): Promise<HoldResult> {
+    const counter = hold.keyFamilyId ?? hold.accountId;
+    if (!this.money.skipsIdleSteps && !((this.needsFullHold.get(counter) ?? 0) > hold.at)) {
+      const lean = await this.money.run(leanHoldMovement, hold, hold.accountId);
+      if (lean !== NEEDS_FULL_HOLD) return lean;
+      if (this.needsFullHold.size >= NEEDS_FULL_HOLD_REMEMBERED) this.needsFullHold.clear();
+      // A key whose limits are removed, or an account that buys credits, goes lean again after a while.
+      this.needsFullHold.set(counter, hold.at + NEEDS_FULL_HOLD_FOR_MS);
+    }
+    return this.money.run(holdMovement, hold, hold.accountId);
   }
 
   async settle(jobId: string, settlement: Settlement): Promise<number> {

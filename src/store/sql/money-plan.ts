@@ -154,6 +154,11 @@ export function postgresOutcome(movement: AnyMovement, row: Row | undefined): Ou
 /** Runs movements on one database, a turn's worth in one commit. */
 export interface MoneyEngine {
   /**
+   * Whether a step whose `when` column is 0 costs nothing (SQLite does not run it); on PostgreSQL every CTE of a
+   * statement is initialised, so a movement without the steps a case never runs is cheaper there.
+   */
+  readonly skipsIdleSteps: boolean;
+  /**
    * `lane` names what the movement locks first (the account): on PostgreSQL movements of one lane
    * share a transaction and different lanes never do, so two batches cannot wait on each other.
    */

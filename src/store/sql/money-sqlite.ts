@@ -34,6 +34,7 @@ interface Plan {
 }
 
 export class SqliteMoney implements MoneyEngine {
+  readonly skipsIdleSteps = true;
   private readonly plans = new Map<string, Plan>();
   private readonly batch = new TurnBatch<Run>((group) => this.commit(group));
   private readonly inSavepoint: (movement: AnyMovement, params: Params) => Outcome;
