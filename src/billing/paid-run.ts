@@ -260,17 +260,17 @@ export class PaidRuns {
     this.deps = { ...deps, retrying: this.retrying };
   }
 
+  /** Whether this run's settle or refund is being retried: the job is still held, and must not be adopted and run again. */
+  isClosing(jobId: string): boolean {
+    return this.retrying.has(jobId);
+  }
+
   /**
    * Waits, at most `ms`, for the settles and refunds being retried after a failed first attempt to apply.
    * A stopping process calls it while it still renews its lease: else a peer would refund a run whose
    * answer was delivered (billed once the close applies), or run again a media job answered as refunded.
    * True when none is left.
    */
-  /** Whether this run's settle or refund is being retried: the job is still held, and must not be adopted and run again. */
-  isClosing(jobId: string): boolean {
-    return this.retrying.has(jobId);
-  }
-
   async retriedClosesApplied(ms: number): Promise<boolean> {
     if (this.retrying.size === 0) return true;
     let timer: NodeJS.Timeout | undefined;
