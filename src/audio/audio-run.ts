@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RefusalCodes } from '../billing/hold-refusal.ts';
-import type { PaidRuns } from '../billing/paid-run.ts';
+import { payingKeyOf, type PaidRuns } from '../billing/paid-run.ts';
 import type { Catalog } from '../catalog/catalog.ts';
 import type { MediaJobRunner, MediaOutcome, MediaPlan } from '../media/job-runner.ts';
 import { priceTerms, quoteOf, type PricedInput, type PriceTerms } from '../media/media-price.ts';
@@ -59,7 +59,7 @@ export async function runAudio(request: FastifyRequest, reply: FastifyReply, dep
     jobId,
     kind: job.kind,
     model: job.media.model.entry.slug,
-    key: { id: key.id, familyId: key.familyId, accountId: key.accountId, expiresAt: key.expiresAt },
+    key: payingKeyOf(key),
     quote: quoteOf(job.terms),
     clientAddress: pass.clientAddress(),
     refusal: job.refusal,

@@ -10,6 +10,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { GatewayError, internalError, invalidApiKey } from '../shared/errors.ts';
 import { NO_RUN_METRICS, type RunMetrics } from '../shared/run-metrics.ts';
 import type { HoldResult, JobKind, NewHold, Refund, Settlement, UsageUnits } from '../store/money-contract.ts';
+import type { ApiKeyRecord } from '../store/types.ts';
 import { refusalError, type RefusalCodes } from './hold-refusal.ts';
 import type { InFlightRuns, StopReason, StoppableRun } from './in-flight.ts';
 
@@ -39,6 +40,11 @@ export interface PayingKey {
   familyId: string;
   accountId: string;
   expiresAt: number | null;
+}
+
+/** The key a run is charged to, from the key the gate resolved. */
+export function payingKeyOf(key: Pick<ApiKeyRecord, 'id' | 'familyId' | 'accountId' | 'expiresAt'>): PayingKey {
+  return { id: key.id, familyId: key.familyId, accountId: key.accountId, expiresAt: key.expiresAt };
 }
 
 export interface AdmissionRequest {
@@ -109,6 +115,11 @@ export class PaidRun implements StoppableRun {
   armTimeout(): void {
     if (this.timer === undefined) this.timer = setTimeout(stopAsTimedOut, this.deps.providerTimeoutMs, this);
     else this.timer.refresh();
+  }
+
+  /** Throws when the run was stopped early (its answer must not be delivered as a success). */
+  throwIfStopped(): void {
+    if (this.reason !== undefined) throw new Error(`run stopped: ${this.reason}`);
   }
 
   stop(reason: StopReason): void {

@@ -14,7 +14,8 @@ import { SseWriter } from '../http/sse-writer.ts';
 import type { ProviderAdapter, UpstreamRequest } from '../providers/adapter.ts';
 import { StreamingFenceStripper, stripFences } from '../providers/structured-output.ts';
 import { streamBroken } from '../providers/upstream-errors.ts';
-import { readJsonBody, transportFailure, upstreamFailure, type UpstreamClient } from '../providers/upstream-client.ts';
+import { callProvider, runFailure, type ProviderTarget } from '../providers/provider-call.ts';
+import { readJsonBody, type UpstreamClient, type UpstreamResponse } from '../providers/upstream-client.ts';
 import type { Completion, FinishReason, Usage } from '../shared/chat-wire.ts';
 import { GatewayError } from '../shared/errors.ts';
 import { noteOutcome, type RunMetrics } from '../shared/run-metrics.ts';
@@ -47,24 +48,15 @@ function identity(admitted: AdmittedChat, now: number): AnswerIdentity {
   return { id: `chatcmpl-${admitted.jobId}`, created: Math.floor(now / 1000), model: admitted.request.model, fingerprint: `svc-${admitted.model.entry.slug}` };
 }
 
-/** The error a run ended on, with chat's `param` (null when no field is at fault). */
-function errorAnswer(run: PaidRun, thrown: unknown): GatewayError {
-  return run.errorFor(transportFailure(thrown) ?? thrown);
-}
-
 function chatErrorBody(error: GatewayError) {
   const body = error.body();
   body.error.param = error.param ?? null;
   return body;
 }
 
-async function callProvider(run: PaidRun, ctx: ChatRunContext, deps: ChatRunDeps) {
-  const upstreamRequest = ctx.upstreamRequest;
-  const response = await deps.upstream.post(deps.endpoint.baseUrl, upstreamRequest.path, upstreamRequest.headers, upstreamRequest.body, run.signal);
-  if (response.status >= 200 && response.status < 300) return response;
-  const error = await upstreamFailure(response, (status, body, text) => deps.adapter.mapError(status, body, text));
-  if (error.code === 'model_unavailable') deps.logger.error({ status: response.status, provider: ctx.admitted.plan.provider }, 'provider refused the gateway (operator error)');
-  throw error;
+function callChatProvider(run: PaidRun, ctx: ChatRunContext, deps: ChatRunDeps): Promise<UpstreamResponse> {
+  const target: ProviderTarget = { provider: ctx.admitted.plan.provider, endpoint: deps.endpoint, mapError: (status, body, text) => deps.adapter.mapError(status, body, text) };
+  return callProvider(run, target, ctx.upstreamRequest, deps);
 }
 
 /**
@@ -103,7 +95,7 @@ async function refundChat(run: PaidRun, ctx: ChatRunContext, deps: ChatRunDeps, 
 
 const UPSTREAM_CODES = new Set(['upstream_error', 'upstream_rate_limited', 'provider_timeout', 'provider_rejected_request', 'model_unavailable']);
 
-async function readCompletion(response: Awaited<ReturnType<typeof callProvider>>, deps: ChatRunDeps): Promise<Completion> {
+async function readCompletion(response: UpstreamResponse, deps: ChatRunDeps): Promise<Completion> {
   return deps.adapter.parseResponse(await readJsonBody(response));
 }
 
@@ -112,16 +104,16 @@ export async function runNonStream(run: PaidRun, ctx: ChatRunContext, deps: Chat
   const who = identity(ctx.admitted, deps.now());
   const upstreamStart = performance.now();
   try {
-    const completion = await readCompletion(await callProvider(run, ctx, deps), deps);
+    const completion = await readCompletion(await callChatProvider(run, ctx, deps), deps);
     const upstreamMs = performance.now() - upstreamStart;
-    if (run.stopReason !== undefined) throw new Error('stopped');
+    run.throwIfStopped();
     if (stripsFences(ctx.admitted) && completion.content !== null) completion.content = stripFences(completion.content);
     const outputChars = (completion.content ?? '').length + (completion.reasoning ?? '').length + completion.toolCalls.reduce((n, c) => n + c.name.length + c.arguments.length, 0);
     const usage = usageOrEstimate(completion.usage, ctx.admitted, outputChars);
     await settleChat(run, ctx, deps, usage, 'succeeded', upstreamMs);
     answer.send(200, completionView(who, completion, usage));
   } catch (thrown) {
-    const error = errorAnswer(run, thrown);
+    const error = runFailure(run, thrown);
     await refundChat(run, ctx, deps, error);
     answer.send(error.status, chatErrorBody(error));
   }
@@ -139,7 +131,7 @@ export async function runStream(run: PaidRun, ctx: ChatRunContext, deps: ChatRun
   const upstreamStart = performance.now();
   let firstToken = true;
   try {
-    const response = await callProvider(run, ctx, deps);
+    const response = await callChatProvider(run, ctx, deps);
     sse.open();
     deps.metrics.streamOpened();
     sse.write(chunks.first());
@@ -203,7 +195,7 @@ export async function runStream(run: PaidRun, ctx: ChatRunContext, deps: ChatRun
     }
     const ending = decoder.end();
     handle(ending.events);
-    if (run.stopReason !== undefined) throw new Error('stopped');
+    run.throwIfStopped();
     if (!ending.complete || finish === undefined) throw streamBroken();
     const billed = usageOrEstimate(usage, admitted, outputChars);
     await settleChat(run, ctx, deps, billed, 'succeeded', performance.now() - upstreamStart);
@@ -217,7 +209,7 @@ export async function runStream(run: PaidRun, ctx: ChatRunContext, deps: ChatRun
       sse.stop();
       return;
     }
-    const error = errorAnswer(run, thrown);
+    const error = runFailure(run, thrown);
     await refundChat(run, ctx, deps, error);
     sse.fail(error.status, chatErrorBody(error));
   } finally {

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import type { PaidRuns } from '../billing/paid-run.ts';
+import { payingKeyOf, type PaidRuns } from '../billing/paid-run.ts';
 import type { RefusalCodes } from '../billing/hold-refusal.ts';
 import type { Catalog } from '../catalog/catalog.ts';
 import type { ChatProviderId } from '../providers/descriptors.ts';
@@ -65,7 +65,7 @@ export function registerChatRoute(app: FastifyInstance, deps: ChatRouteDeps): vo
       jobId,
       kind: 'chat',
       model: admitted.model.entry.slug,
-      key: { id: key.id, familyId: key.familyId, accountId: key.accountId, expiresAt: key.expiresAt },
+      key: payingKeyOf(key),
       quote: admitted.held,
       clientAddress: pass.clientAddress(),
       refusal: CHAT_REFUSAL,

@@ -9,7 +9,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { PaidRun } from '../billing/paid-run.ts';
 import { countTextTokens, tokenCost } from '../billing/tokens.ts';
 import type { ProviderEndpoint } from '../config.ts';
-import { readJsonBody, transportFailure, upstreamFailure, type UpstreamClient } from '../providers/upstream-client.ts';
+import { callProvider, runFailure } from '../providers/provider-call.ts';
+import { readJsonBody, type UpstreamClient } from '../providers/upstream-client.ts';
 import type { EmbeddingsInput, Vector } from '../shared/embeddings-wire.ts';
 import { GatewayError } from '../shared/errors.ts';
 import type { RunnableEmbeddings } from './embeddings-request.ts';
@@ -88,23 +89,20 @@ function checkVectors(vectors: Vector[], job: RunnableEmbeddings): void {
   });
 }
 
-async function callProvider(run: PaidRun, job: RunnableEmbeddings, deps: EmbeddingsRunDeps) {
+async function callEmbeddingsProvider(run: PaidRun, job: RunnableEmbeddings, deps: EmbeddingsRunDeps) {
   const request = job.adapter.buildRequest(
     { providerModelId: job.model.entry.provider_model_id, input: job.request.input, encoding: job.request.encoding, dimensions: job.request.dimensions, user: job.request.user },
     deps.endpoint.apiKey ?? '',
   );
-  const response = await deps.upstream.post(deps.endpoint.baseUrl, request.path, request.headers, request.body, run.signal);
-  if (response.status >= 200 && response.status < 300) return job.adapter.parseResponse(await readJsonBody(response));
-  const error = await upstreamFailure(response, (status, body, text) => job.adapter.mapError(status, body, text));
-  if (error.code === 'model_unavailable') deps.logger.error({ status: response.status, provider: job.model.entry.provider }, 'provider refused the gateway (operator error)');
-  throw error;
+  const target = { provider: job.model.entry.provider, endpoint: deps.endpoint, mapError: (status: number, body: unknown, text: string) => job.adapter.mapError(status, body, text) };
+  return job.adapter.parseResponse(await readJsonBody(await callProvider(run, target, request, deps)));
 }
 
 /** The run: answered and settled, or failed and refunded in full (the error to answer with). */
 export async function runEmbeddings(run: PaidRun, job: QuotedEmbeddings, deps: EmbeddingsRunDeps): Promise<EmbeddingsOutcome> {
   try {
-    const embeddings = await callProvider(run, job, deps);
-    if (run.stopReason !== undefined) throw new Error('stopped');
+    const embeddings = await callEmbeddingsProvider(run, job, deps);
+    run.throwIfStopped();
     checkVectors(embeddings.vectors, job);
     const promptTokens = embeddings.promptTokens ?? estimatedTokens(job);
     await run.settle(
@@ -123,7 +121,7 @@ export async function runEmbeddings(run: PaidRun, job: QuotedEmbeddings, deps: E
       },
     };
   } catch (thrown) {
-    const error = run.errorFor(transportFailure(thrown) ?? thrown);
+    const error = runFailure(run, thrown);
     await run.refund(error.code);
     return { ok: false, error };
   }

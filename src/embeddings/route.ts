@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { RefusalCodes } from '../billing/hold-refusal.ts';
-import type { PaidRuns } from '../billing/paid-run.ts';
+import { payingKeyOf, type PaidRuns } from '../billing/paid-run.ts';
 import type { Catalog } from '../catalog/catalog.ts';
 import type { Config, ProviderEndpoint } from '../config.ts';
 import { rateLimitHeaders } from '../gate/access-gate.ts';
@@ -50,7 +50,7 @@ export function registerEmbeddingsRoute(app: FastifyInstance, deps: EmbeddingsRo
       jobId: randomUUID(),
       kind: 'embeddings',
       model: job.model.entry.slug,
-      key: { id: key.id, familyId: key.familyId, accountId: key.accountId, expiresAt: key.expiresAt },
+      key: payingKeyOf(key),
       quote: quoted.quote,
       clientAddress: pass.clientAddress(),
       refusal: EMBEDDINGS_REFUSAL,

@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { RefusalCodes } from '../billing/hold-refusal.ts';
-import type { PaidRuns } from '../billing/paid-run.ts';
+import { payingKeyOf, type PaidRuns } from '../billing/paid-run.ts';
 import { ceilDiv, SCALE } from '../catalog/decimal.ts';
 import type { Catalog } from '../catalog/catalog.ts';
 import type { KeyPass } from '../gate/access-gate.ts';
@@ -104,7 +104,7 @@ export function registerFineTuningRoutes(app: FastifyInstance, deps: FineTuningR
       jobId,
       kind: 'fine_tuning',
       model: slug,
-      key: { id: key.id, familyId: key.familyId, accountId: key.accountId, expiresAt: key.expiresAt },
+      key: payingKeyOf(key),
       quote,
       clientAddress: pass.clientAddress(),
       countsTowardKeyLimits: false,

@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RefusalCodes } from '../billing/hold-refusal.ts';
-import type { PaidRuns } from '../billing/paid-run.ts';
+import { payingKeyOf, type PaidRuns } from '../billing/paid-run.ts';
 import type { Catalog } from '../catalog/catalog.ts';
 import { rateLimitHeaders } from '../gate/access-gate.ts';
 import type { GatePass } from '../gate/access-gate.ts';
@@ -80,7 +80,7 @@ async function admit(prepared: Prepared, kind: MediaKind, deps: MediaRouteDeps, 
     jobId,
     kind,
     model: prepared.model,
-    key: { id: key.id, familyId: key.familyId, accountId: key.accountId, expiresAt: key.expiresAt },
+    key: payingKeyOf(key),
     quote: prepared.quote,
     clientAddress: prepared.pass.clientAddress(),
     refusal: REFUSAL[kind],

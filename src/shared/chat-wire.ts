@@ -54,9 +54,22 @@ export interface ChatParams {
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
 
+/**
+ * The one usage value every adapter and door reports (STYLE: not three shapes). `promptTokens`
+ * is every input token, cached or not; the cache counts are parts of it, each billed at its own
+ * price (DECISIONS "Prompt caching, billed exactly"); absent means the provider reported none.
+ */
 export interface Usage {
   promptTokens: number;
   completionTokens: number;
+  /** Of promptTokens: read from the provider's prompt cache. */
+  cacheReadTokens?: number;
+  /** Of promptTokens: written to the cache with the 5-minute lifetime (provider_2's default write). */
+  cacheWrite5mTokens?: number;
+  /** Of promptTokens: written to the cache with the 1-hour lifetime. */
+  cacheWrite1hTokens?: number;
+  /** Of completionTokens: the model's reasoning (thinking) tokens, where reported. */
+  reasoningTokens?: number;
 }
 
 export interface Completion {
