@@ -7,7 +7,7 @@ const LAYERS = [
   ['shared'],
   ['store'],
   ['keys', 'catalog'],
-  ['billing', 'gate', 'notifications'],
+  ['billing', 'gate', 'notifications', 'routing'],
   ['providers'],
   ['http', 'config.ts'],
   ['chat', 'embeddings', 'media', 'audio', 'jobs', 'mcp', 'admin', 'fine-tuning', 'limits-notify', 'openapi', 'key-info'],

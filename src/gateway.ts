@@ -19,6 +19,7 @@ import { registerKeyInfoRoute } from './key-info/route.ts';
 import { defaultEmbeddingsAdapters, type EmbeddingsAdapterTable } from './providers/embeddings-registry.ts';
 import { defaultAdapters, type AdapterTable } from './providers/registry.ts';
 import { UpstreamClient } from './providers/upstream-client.ts';
+import { Routing, type PoolEndpoint } from './routing/routing.ts';
 import { randomUUID } from 'node:crypto';
 import { holdsUnderLease, OrphanRecovery } from './billing/orphan-recovery.ts';
 import { registerCatalogRoutes } from './catalog/routes.ts';
@@ -128,6 +129,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
 
   const instanceId = randomUUID();
   const upstream = new UpstreamClient();
+  const routing = new Routing({ endpoints: routingEndpoints(config.providers) });
   // Limit e-mails leave from an outbox in the background; without SMTP_URL, notifications stay in-product.
   const mail = config.smtpUrl === undefined ? undefined : new MailSender({
     smtpUrl: config.smtpUrl,
@@ -204,8 +206,8 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     tools: { catalog, answers: catalogAnswers, docs: DocsIndex.fromDirectory(), version: GATEWAY_VERSION },
   });
   registerOpenApiRoutes(app, GATEWAY_VERSION);
-  registerChatRoute(app, { catalog, config, upstream, runs, metrics, adapters: overrides.adapters ?? defaultAdapters() });
-  registerEmbeddingsRoute(app, { catalog, config, upstream, runs, adapters: overrides.embeddingsAdapters ?? defaultEmbeddingsAdapters() });
+  registerChatRoute(app, { catalog, config, upstream, routing, runs, metrics, adapters: overrides.adapters ?? defaultAdapters() });
+  registerEmbeddingsRoute(app, { catalog, config, upstream, routing, runs, adapters: overrides.embeddingsAdapters ?? defaultEmbeddingsAdapters() });
   registerJobsRoute(app, { store, gate });
   registerKeyInfoRoute(app, { gate, keys });
   registerMediaRoutes(app, { catalog, runs, runner: media, syncWaitMs: config.mediaSyncWaitMs, providerTimeoutMs: config.providerTimeoutMs });
@@ -259,4 +261,13 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
       logger.flush();
     },
   };
+}
+
+/** Each provider's base URL and keys, as the provider-call glue takes them. */
+function routingEndpoints(providers: Partial<Record<ProviderId, ProviderEndpoint>>): Partial<Record<ProviderId, PoolEndpoint>> {
+  const endpoints: Partial<Record<ProviderId, PoolEndpoint>> = {};
+  for (const [provider, endpoint] of Object.entries(providers) as [ProviderId, ProviderEndpoint][]) {
+    endpoints[provider] = { baseUrl: endpoint.baseUrl, apiKeys: endpoint.apiKey === undefined ? [] : [endpoint.apiKey] };
+  }
+  return endpoints;
 }

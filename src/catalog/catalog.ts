@@ -91,6 +91,21 @@ export class Catalog {
   }
 }
 
+/** One place a model runs: a provider and the model's id there, with its share and rank (docs/catalog.md "Deployments"). */
+export interface Deployment {
+  provider: ProviderId;
+  providerModelId: string;
+  /** Share of the model's requests among the deployments of its priority. */
+  weight: number;
+  /** 0 runs first; a larger number only when every deployment before it rests or failed. */
+  priority: number;
+}
+
+/** Where a model runs: at its provider, under its provider model id. */
+export function deploymentsOf(entry: CatalogEntry): Deployment[] {
+  return [{ provider: entry.provider, providerModelId: entry.provider_model_id, weight: 1, priority: 0 }];
+}
+
 /** 503 model_unavailable for a model that cannot run now (no price, removed, duplicate, provider not configured), with what to use instead. */
 export function modelUnavailable(asked: string, model: CatalogModel): GatewayError {
   const reason = model.unavailableReason ?? 'It has no price.';

@@ -8,14 +8,14 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 import type { PaidRun } from '../billing/paid-run.ts';
-import type { ProviderEndpoint } from '../config.ts';
 import { JsonAnswer } from '../http/json-answer.ts';
 import { SseWriter } from '../http/sse-writer.ts';
-import type { ProviderAdapter, UpstreamRequest } from '../providers/adapter.ts';
+import type { ProviderAdapter } from '../providers/adapter.ts';
 import { StreamingFenceStripper, stripFences } from '../providers/structured-output.ts';
 import { streamBroken } from '../providers/upstream-errors.ts';
-import { callProvider, runFailure, type ProviderTarget } from '../providers/provider-call.ts';
+import { asResponse, callProvider, runFailure, type Answered, type CallTarget, type ProviderRoute, type ReadAnswer } from '../providers/provider-call.ts';
 import { readJsonBody, type UpstreamClient, type UpstreamResponse } from '../providers/upstream-client.ts';
+import type { Routing } from '../routing/routing.ts';
 import type { Completion, FinishReason, Usage } from '../shared/chat-wire.ts';
 import { GatewayError } from '../shared/errors.ts';
 import { noteOutcome, type RunMetrics } from '../shared/run-metrics.ts';
@@ -25,8 +25,7 @@ import { ChunkWriter, completionView, type AnswerIdentity } from './completion-v
 
 export interface ChatRunDeps {
   upstream: UpstreamClient;
-  adapter: ProviderAdapter;
-  endpoint: ProviderEndpoint;
+  routing: Routing;
   timeouts: { nonstreamKeepaliveMs: number; streamKeepaliveMs: number };
   logger: FastifyBaseLogger;
   now: () => number;
@@ -40,8 +39,14 @@ export interface ChatRunContext {
   res: ServerResponse;
   /** Headers decided and checked before the hold (rate limit, job id, ignored params). */
   headers: Record<string, string>;
-  /** The provider request, built before the hold. */
-  upstreamRequest: UpstreamRequest;
+  /** The candidates and their provider requests, built before the hold. */
+  route: ProviderRoute<ChatTarget>;
+}
+
+/** One deployment of a candidate model: its adapter, and the run as that model answers and bills it. */
+export interface ChatTarget extends CallTarget {
+  adapter: ProviderAdapter;
+  admitted: AdmittedChat;
 }
 
 function identity(admitted: AdmittedChat, now: number): AnswerIdentity {
@@ -54,9 +59,11 @@ function chatErrorBody(error: GatewayError) {
   return body;
 }
 
-function callChatProvider(run: PaidRun, ctx: ChatRunContext, deps: ChatRunDeps): Promise<UpstreamResponse> {
-  const target: ProviderTarget = { provider: ctx.admitted.plan.provider, endpoint: deps.endpoint, mapError: (status, body, text) => deps.adapter.mapError(status, body, text) };
-  return callProvider(run, target, ctx.upstreamRequest, deps);
+/** The provider's answer, read by `read`; from here on the run is the answering model's (its prices, its name). */
+async function callChatProvider<R>(run: PaidRun, ctx: ChatRunContext, deps: ChatRunDeps, read: ReadAnswer<ChatTarget, R>): Promise<Answered<ChatTarget, R>> {
+  const answered = await callProvider(run, ctx.route, deps, read);
+  ctx.admitted = answered.target.admitted;
+  return answered;
 }
 
 /**
@@ -95,16 +102,16 @@ async function refundChat(run: PaidRun, ctx: ChatRunContext, deps: ChatRunDeps, 
 
 const UPSTREAM_CODES = new Set(['upstream_error', 'upstream_rate_limited', 'provider_timeout', 'provider_rejected_request', 'model_unavailable']);
 
-async function readCompletion(response: UpstreamResponse, deps: ChatRunDeps): Promise<Completion> {
-  return deps.adapter.parseResponse(await readJsonBody(response));
+async function readCompletion(response: UpstreamResponse, target: ChatTarget): Promise<Completion> {
+  return target.adapter.parseResponse(await readJsonBody(response));
 }
 
 export async function runNonStream(run: PaidRun, ctx: ChatRunContext, deps: ChatRunDeps): Promise<void> {
   const answer = new JsonAnswer(ctx.res, ctx.headers, deps.timeouts.nonstreamKeepaliveMs);
-  const who = identity(ctx.admitted, deps.now());
   const upstreamStart = performance.now();
   try {
-    const completion = await readCompletion(await callChatProvider(run, ctx, deps), deps);
+    const completion = (await callChatProvider(run, ctx, deps, readCompletion)).value;
+    const who = identity(ctx.admitted, deps.now());
     const upstreamMs = performance.now() - upstreamStart;
     run.throwIfStopped();
     if (stripsFences(ctx.admitted) && completion.content !== null) completion.content = stripFences(completion.content);
@@ -120,23 +127,24 @@ export async function runNonStream(run: PaidRun, ctx: ChatRunContext, deps: Chat
 }
 
 export async function runStream(run: PaidRun, ctx: ChatRunContext, deps: ChatRunDeps): Promise<void> {
-  const admitted = ctx.admitted;
+  let admitted = ctx.admitted;
   const sse = new SseWriter(ctx.res, ctx.headers, deps.timeouts.streamKeepaliveMs);
   const offClose = sse.onClientClose(() => run.stop('client_closed'));
-  const chunks = new ChunkWriter(identity(admitted, deps.now()), admitted.request.includeUsage);
   let outputChars = 0;
   let usage: Usage | undefined;
   let finish: FinishReason | undefined;
-  const labels = { provider: admitted.plan.provider, model: admitted.model.entry.slug };
   const upstreamStart = performance.now();
   let firstToken = true;
   try {
-    const response = await callChatProvider(run, ctx, deps);
+    const { value: response, target } = await callChatProvider(run, ctx, deps, asResponse);
+    admitted = ctx.admitted;
+    const chunks = new ChunkWriter(identity(admitted, deps.now()), admitted.request.includeUsage);
+    const labels = { provider: admitted.plan.provider, model: admitted.model.entry.slug };
     sse.open();
     deps.metrics.streamOpened();
     sse.write(chunks.first());
     sse.flush();
-    const decoder = deps.adapter.streamDecoder();
+    const decoder = target.adapter.streamDecoder();
     const text = new TextDecoder();
     const fences = stripsFences(admitted) ? new StreamingFenceStripper() : undefined;
     const content = (piece: string) => {

@@ -15,17 +15,20 @@ import { answerHeaders } from '../http/answer-headers.ts';
 import { ignoredParamsHeader } from '../http/ignored-params-header.ts';
 import { endUnfinishedAnswer } from '../http/last-resort.ts';
 import type { AdapterTable } from '../providers/registry.ts';
+import { prepareRoute } from '../providers/provider-call.ts';
 import type { UpstreamClient } from '../providers/upstream-client.ts';
+import type { Routing } from '../routing/routing.ts';
 import { GatewayError, invalidApiKey } from '../shared/errors.ts';
 import { NO_RUN_METRICS, noteOutcome, type RunMetrics } from '../shared/run-metrics.ts';
 import { prepareChat, quoteChat } from './admission.ts';
-import { runNonStream, runStream, type ChatRunDeps } from './chat-run.ts';
+import { runNonStream, runStream, type ChatRunDeps, type ChatTarget } from './chat-run.ts';
 
 export interface ChatRouteDeps {
   catalog: Catalog;
   config: Config;
   adapters: AdapterTable;
   upstream: UpstreamClient;
+  routing: Routing;
   runs: PaidRuns;
   metrics?: RunMetrics;
   now?: () => number;
@@ -50,11 +53,20 @@ export function registerChatRoute(app: FastifyInstance, deps: ChatRouteDeps): vo
     if (adapter === undefined) {
       throw new GatewayError('model_unavailable', `The model '${prepared.request.model}' cannot run now: its provider is not connected yet.`, { param: 'model' });
     }
-    // Everything the provider call and the answer's headers need is decided, and checked,
-    // before any money moves: nothing that fails later can leave a held run unanswered.
-    const upstreamRequest = adapter.buildRequest(prepared.plan.call, deps.config.providers[provider].apiKey ?? '');
     const jobId = randomUUID();
     const admitted = await quoteChat(prepared, jobId, deps.config.media);
+    // Everything the provider call and the answer's headers need is decided, and checked,
+    // before any money moves: nothing that fails later can leave a held run unanswered.
+    const call = admitted.plan.call;
+    const target: ChatTarget = {
+      provider,
+      providerModelId: call.providerModelId,
+      adapter,
+      admitted,
+      build: (apiKey) => adapter.buildRequest(call, apiKey),
+      mapError: (status, body, text) => adapter.mapError(status, body, text),
+    };
+    const route = prepareRoute('chat', prepared.request.model, [{ model: admitted.model.entry.slug, deployments: [{ target, weight: 1, priority: 0 }] }]);
     const headers = answerHeaders(
       reply.getHeaders(),
       { 'x-service-job-id': jobId, 'x-service-ignored-params': ignoredParamsHeader(admitted.plan.ignored) },
@@ -74,15 +86,14 @@ export function registerChatRoute(app: FastifyInstance, deps: ChatRouteDeps): vo
     reply.hijack();
     const runDeps: ChatRunDeps = {
       upstream: deps.upstream,
-      adapter,
-      endpoint: deps.config.providers[provider],
+      routing: deps.routing,
       timeouts: { nonstreamKeepaliveMs: deps.config.nonstreamKeepaliveMs, streamKeepaliveMs: deps.config.streamKeepaliveMs },
       logger: request.log,
       now,
       metrics: deps.metrics ?? NO_RUN_METRICS,
       arrivedAt: performance.now() - reply.elapsedTime,
     };
-    const ctx = { admitted, res: reply.raw, headers, upstreamRequest };
+    const ctx = { admitted, res: reply.raw, headers, route };
     try {
       await deps.runs.execute(run, (paid) => (admitted.request.stream ? runStream(paid, ctx, runDeps) : runNonStream(paid, ctx, runDeps)));
     } catch (err) {

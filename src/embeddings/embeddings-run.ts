@@ -8,9 +8,10 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { PaidRun } from '../billing/paid-run.ts';
 import { countTextTokens, tokenCost } from '../billing/tokens.ts';
-import type { ProviderEndpoint } from '../config.ts';
-import { callProvider, runFailure } from '../providers/provider-call.ts';
-import { readJsonBody, type UpstreamClient } from '../providers/upstream-client.ts';
+import type { EmbeddingsAdapter } from '../providers/embeddings-adapter.ts';
+import { callProvider, prepareRoute, runFailure, type CallTarget, type ProviderRoute } from '../providers/provider-call.ts';
+import { readJsonBody, type UpstreamClient, type UpstreamResponse } from '../providers/upstream-client.ts';
+import type { Routing } from '../routing/routing.ts';
 import type { EmbeddingsInput, Vector } from '../shared/embeddings-wire.ts';
 import { GatewayError } from '../shared/errors.ts';
 import type { RunnableEmbeddings } from './embeddings-request.ts';
@@ -26,8 +27,12 @@ export type EmbeddingsOutcome = { ok: true; answer: EmbeddingsAnswer } | { ok: f
 
 export interface EmbeddingsRunDeps {
   upstream: UpstreamClient;
-  endpoint: ProviderEndpoint;
+  routing: Routing;
   logger: FastifyBaseLogger;
+}
+
+interface EmbeddingsTarget extends CallTarget {
+  adapter: EmbeddingsAdapter;
 }
 
 /** The texts of the input (token ids are counted, not read). */
@@ -47,12 +52,24 @@ export interface QuotedEmbeddings extends RunnableEmbeddings {
   inputTokens: number;
   /** The hold in micro-credits. */
   quote: number;
+  /** The provider request, built before the hold. */
+  route: ProviderRoute<EmbeddingsTarget>;
 }
 
-/** The hold: input tokens by a real tokenizer (token ids as they are) at the model's input price. */
+/** The provider request (built here, before the hold) and the hold: input tokens by a real tokenizer (token ids as they are) at the model's input price. */
 export async function quoteEmbeddings(job: RunnableEmbeddings): Promise<QuotedEmbeddings> {
+  const call = { providerModelId: job.model.entry.provider_model_id, input: job.request.input, encoding: job.request.encoding, dimensions: job.request.dimensions, user: job.request.user };
+  const adapter = job.adapter;
+  const target: EmbeddingsTarget = {
+    provider: job.model.entry.provider,
+    providerModelId: call.providerModelId,
+    adapter,
+    build: (apiKey) => adapter.buildRequest(call, apiKey),
+    mapError: (status, body, text) => adapter.mapError(status, body, text),
+  };
+  const route = prepareRoute('embeddings', job.request.model, [{ model: job.model.entry.slug, deployments: [{ target, weight: 1, priority: 0 }] }]);
   const inputTokens = (await countTextTokens(textsOf(job.request.input))) + tokenIdsIn(job.request.input);
-  return { ...job, inputTokens, quote: tokenCost(job.prices, inputTokens, 0) };
+  return { ...job, inputTokens, quote: tokenCost(job.prices, inputTokens, 0), route };
 }
 
 /**
@@ -89,19 +106,14 @@ function checkVectors(vectors: Vector[], job: RunnableEmbeddings): void {
   });
 }
 
-async function callEmbeddingsProvider(run: PaidRun, job: RunnableEmbeddings, deps: EmbeddingsRunDeps) {
-  const request = job.adapter.buildRequest(
-    { providerModelId: job.model.entry.provider_model_id, input: job.request.input, encoding: job.request.encoding, dimensions: job.request.dimensions, user: job.request.user },
-    deps.endpoint.apiKey ?? '',
-  );
-  const target = { provider: job.model.entry.provider, endpoint: deps.endpoint, mapError: (status: number, body: unknown, text: string) => job.adapter.mapError(status, body, text) };
-  return job.adapter.parseResponse(await readJsonBody(await callProvider(run, target, request, deps)));
+async function readEmbeddings(response: UpstreamResponse, target: EmbeddingsTarget) {
+  return target.adapter.parseResponse(await readJsonBody(response));
 }
 
 /** The run: answered and settled, or failed and refunded in full (the error to answer with). */
 export async function runEmbeddings(run: PaidRun, job: QuotedEmbeddings, deps: EmbeddingsRunDeps): Promise<EmbeddingsOutcome> {
   try {
-    const embeddings = await callEmbeddingsProvider(run, job, deps);
+    const embeddings = (await callProvider(run, job.route, deps, readEmbeddings)).value;
     run.throwIfStopped();
     checkVectors(embeddings.vectors, job);
     const promptTokens = embeddings.promptTokens ?? estimatedTokens(job);

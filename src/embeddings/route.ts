@@ -11,6 +11,7 @@ import type { RefusalCodes } from '../billing/hold-refusal.ts';
 import { payingKeyOf, type PaidRuns } from '../billing/paid-run.ts';
 import type { Catalog } from '../catalog/catalog.ts';
 import type { Config, ProviderEndpoint } from '../config.ts';
+import type { Routing } from '../routing/routing.ts';
 import { rateLimitHeaders } from '../gate/access-gate.ts';
 import type { EmbeddingsAdapterTable } from '../providers/embeddings-registry.ts';
 import type { UpstreamClient } from '../providers/upstream-client.ts';
@@ -23,6 +24,7 @@ export interface EmbeddingsRouteDeps {
   config: Config;
   adapters: EmbeddingsAdapterTable;
   upstream: UpstreamClient;
+  routing: Routing;
   runs: PaidRuns;
 }
 
@@ -42,8 +44,7 @@ export function registerEmbeddingsRoute(app: FastifyInstance, deps: EmbeddingsRo
     // The generation step: from here every answer, errors included, carries the rate-limit headers.
     reply.headers(rateLimitHeaders(pass.rate));
     const job = checkRunnable(prepared);
-    const endpoint = (deps.config.providers as Partial<Record<string, ProviderEndpoint>>)[job.model.entry.provider];
-    if (endpoint === undefined) throw new GatewayError('model_unavailable', `The model '${job.request.model}' cannot run now: its provider is not configured.`, { param: 'model' });
+    if ((deps.config.providers as Partial<Record<string, ProviderEndpoint>>)[job.model.entry.provider] === undefined) throw new GatewayError('model_unavailable', `The model '${job.request.model}' cannot run now: its provider is not configured.`, { param: 'model' });
     const quoted = await quoteEmbeddings(job);
     const key = pass.key.record;
     const run = await deps.runs.admit({
@@ -58,7 +59,7 @@ export function registerEmbeddingsRoute(app: FastifyInstance, deps: EmbeddingsRo
     reply.header('x-job-id', run.jobId);
     let outcome: EmbeddingsOutcome | undefined;
     await deps.runs.execute(run, async (paid) => {
-      outcome = await runEmbeddings(paid, quoted, { upstream: deps.upstream, endpoint, logger: request.log });
+      outcome = await runEmbeddings(paid, quoted, { upstream: deps.upstream, routing: deps.routing, logger: request.log });
     });
     if (outcome === undefined) throw internalError();
     if (!outcome.ok) throw outcome.error;
