@@ -3,20 +3,18 @@
  *   [--explain]            print EXPLAIN of every money statement on PostgreSQL (docs/money-path.md)
  *   [--ops N] [--concurrency C] [--accounts A]  hold+settle pairs on A accounts (default 1, round-robin), on SQLite (file) and PostgreSQL,
  *                          with group commit and (on PostgreSQL) without it
- *   [--without-rollups]    the same with the dashboard's usage-rollup trigger dropped (what the rollups cost)
  * PostgreSQL: TEST_POSTGRES_URL or postgres://postgres@127.0.0.1:5432/test, in a schema of its own.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sql } from 'kysely';
 import pg from 'pg';
 import { openStore, type StoreOptions } from '../src/store/open-store.ts';
-import { postgresStatement, type AnyMovement } from '../src/store/sql/money-plan.ts';
-import { closeMovement, holdMovement, type Closing } from '../src/store/sql/money-sql.ts';
+import { closeMovement, type Closing } from '../src/store/sql/money/close-movement.ts';
+import { holdMovement } from '../src/store/sql/money/hold-movement.ts';
+import { postgresStatement, type AnyMovement } from '../src/store/sql/money/movement.ts';
 import type { NewHold } from '../src/store/money-contract.ts';
-import { sqlDatabaseOf } from '../src/store/sql/sql-store.ts';
 import type { Store } from '../src/store/types.ts';
 
 const PG_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -38,10 +36,10 @@ async function schema(): Promise<{ url: string; client: pg.Client; drop: () => P
 }
 
 async function payer(store: Store): Promise<{ accountId: string; keyId: string }> {
-  const account = await store.createAccount({ name: 'bench', email: 'ops@example.test', createdAt: 0, hasPurchase: true, billingEmails: true });
-  await store.addCredits(account.id, 1e15, 'topup', Date.now());
+  const account = await store.accounts.createAccount({ name: 'bench', email: 'ops@example.test', createdAt: 0, hasPurchase: true, billingEmails: true });
+  await store.accounts.addCredits(account.id, 1e15, 'topup', Date.now());
   const keyId = randomUUID();
-  await store.createKey({
+  await store.keys.createKey({
     id: keyId, accountId: account.id, familyId: keyId, hash: randomUUID(), prefix: 'svc_live_b', name: 'k', scopes: ['chat'], requestsPerMinute: 6000,
     ipAllowlist: [], dailyLimit: 1e15, monthlyLimit: null, expiresAt: null, warningThreshold: 0.8, emailAlerts: true, createdAt: 0, revokedAt: null,
   }, 20, Date.now());
@@ -55,7 +53,6 @@ const newHold = (accountId: string, keyId: string): NewHold => ({
 
 async function throughput(label: string, url: string, options: StoreOptions, ops: number, concurrency: number, accounts: number): Promise<void> {
   const store = await openStore(url, options);
-  if (process.argv.includes('--without-rollups')) await sql`DROP TRIGGER usage_rollup_on_close ${sql.raw(url.startsWith('sqlite') ? '' : 'ON ledger')}`.execute(sqlDatabaseOf(store) ?? fail());
   const payers = await Promise.all(Array.from({ length: accounts }, () => payer(store)));
   let started = 0;
   const t0 = performance.now();
@@ -64,9 +61,9 @@ async function throughput(label: string, url: string, options: StoreOptions, ops
     while (started < ops) {
       const { accountId, keyId } = payers[started++ % accounts] as { accountId: string; keyId: string };
       const hold = newHold(accountId, keyId);
-      const held = await store.hold(hold);
+      const held = await store.money.hold(hold);
       if (!held.ok) throw new Error(JSON.stringify(held));
-      await store.settle(hold.jobId, { cost: 500, usage: { prompt_tokens: 3, completion_tokens: 4 }, status: 'succeeded', at: Date.now() });
+      await store.money.settle(hold.jobId, { cost: 500, usage: { prompt_tokens: 3, completion_tokens: 4 }, status: 'succeeded', at: Date.now() });
     }
   }));
   const seconds = (performance.now() - t0) / 1000;
@@ -74,16 +71,12 @@ async function throughput(label: string, url: string, options: StoreOptions, ops
   const cpu = process.cpuUsage(cpu0);
   const cpuPerPair = (cpu.user + cpu.system) / ops;
   for (const [i, { accountId }] of payers.entries()) {
-    const account = await store.getAccount(accountId);
+    const account = await store.accounts.getAccount(accountId);
     const pairs = Math.floor(ops / accounts) + (i < ops % accounts ? 1 : 0);
     if (account?.held !== 0 || account.balance !== 1e15 - pairs * 500) throw new Error(`money does not add up: ${JSON.stringify(account)}`);
   }
   console.log(`| ${label} | ${accounts} | ${concurrency} | ${ops} | ${Math.round(ops / seconds)} | ${Math.round(cpuPerPair)} |`);
   await store.close();
-}
-
-function fail(): never {
-  throw new Error('not a SQL store');
 }
 
 async function explain(): Promise<void> {
@@ -94,8 +87,8 @@ async function explain(): Promise<void> {
   for (let i = 0; i < 5_000; i++) {
     const { accountId, keyId } = accounts[i % accounts.length] as { accountId: string; keyId: string };
     const hold = newHold(accountId, keyId);
-    await store.hold(hold);
-    if (i % 10 !== 0) await store.settle(hold.jobId, { cost: 500, usage: { prompt_tokens: 1 }, status: 'succeeded', at: Date.now() });
+    await store.money.hold(hold);
+    if (i % 10 !== 0) await store.money.settle(hold.jobId, { cost: 500, usage: { prompt_tokens: 1 }, status: 'succeeded', at: Date.now() });
   }
   await db.client.query('analyze');
   const { accountId, keyId } = accounts[0] as { accountId: string; keyId: string };

@@ -15,8 +15,9 @@ import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { openStore } from '../src/store/open-store.ts';
 import type { NewHold } from '../src/store/money-contract.ts';
-import { postgresStatement, type AnyMovement } from '../src/store/sql/money-plan.ts';
-import { closeMovement, holdMovement, leanHoldMovement, type Closing } from '../src/store/sql/money-sql.ts';
+import { closeMovement, type Closing } from '../src/store/sql/money/close-movement.ts';
+import { holdMovement, leanHoldMovement } from '../src/store/sql/money/hold-movement.ts';
+import { postgresStatement, type AnyMovement } from '../src/store/sql/money/movement.ts';
 
 const PG_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const arg = (name: string, fallback: number) => {
@@ -30,10 +31,10 @@ const admin = new pg.Client({ connectionString: PG_URL });
 await admin.connect();
 await admin.query(`create schema ${schema}`);
 const store = await openStore(`${PG_URL}?schema=${schema}`);
-const account = await store.createAccount({ name: 'bench', email: null, createdAt: 0, hasPurchase: true, billingEmails: true });
-await store.addCredits(account.id, 1e15, 'topup', Date.now());
+const account = await store.accounts.createAccount({ name: 'bench', email: null, createdAt: 0, hasPurchase: true, billingEmails: true });
+await store.accounts.addCredits(account.id, 1e15, 'topup', Date.now());
 const keyId = randomUUID();
-await store.createKey({
+await store.keys.createKey({
   id: keyId, accountId: account.id, familyId: keyId, hash: randomUUID(), prefix: 'svc_live_b', name: 'k', scopes: ['chat'], requestsPerMinute: 6000,
   ipAllowlist: [], dailyLimit: null, monthlyLimit: null, expiresAt: null, warningThreshold: 0.8, emailAlerts: false, createdAt: 0, revokedAt: null,
 }, 20, Date.now());
@@ -54,9 +55,9 @@ if (process.argv.includes('--sequential')) {
   for (let i = 0; i < pairs; i++) {
     const h = newHold();
     const t0 = performance.now();
-    await store.hold(h);
+    await store.money.hold(h);
     const t1 = performance.now();
-    await store.settle(h.jobId, { cost: 500, usage: { prompt_tokens: 1 }, status: 'succeeded', at: Date.now() });
+    await store.money.settle(h.jobId, { cost: 500, usage: { prompt_tokens: 1 }, status: 'succeeded', at: Date.now() });
     const t2 = performance.now();
     await raw.query('select 1');
     const t3 = performance.now();

@@ -46,16 +46,12 @@ import { FileReader, type FileFetchOptions } from './fine-tuning/training-file.t
 import { AUDIO_OUTPUT_CHECKS } from './audio/output-checks.ts';
 import { registerAudioRoutes } from './audio/routes.ts';
 import { VoiceSamples } from './audio/uploads.ts';
-import { openAudioUploads } from './store/sql/audio-uploads-store.ts';
 import { MediaJobRunner } from './media/job-runner.ts';
 import { registerMediaRoutes } from './media/routes.ts';
 import { PredictionsClient } from './providers/predictions/client.ts';
-import { openMediaJobs } from './store/sql/media-jobs-store.ts';
-import { openFineTuningJobs } from './store/sql/fine-tuning-jobs-store.ts';
 import { OpenAiFineTuningClient } from './providers/provider-1/fine-tuning.ts';
 import { openStore } from './store/open-store.ts';
 import type { Store } from './store/types.ts';
-import { usageStoreFor } from './store/sql/usage-rollups.ts';
 
 /** Routes built by their own modules (the rest of UNBUILT_ROUTES answer 501). */
 const BUILT_ROUTES = new Set(['/api/v1/chat/completions', '/api/v1/audio/speech', '/api/v1/audio/transcriptions', '/api/v1/audio/uploads']);
@@ -118,9 +114,9 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     throw error;
   }));
   const keyEvents = shared.keyEvents;
-  const keys = new KeyService(store, keyEvents);
+  const keys = new KeyService(store.keys, keyEvents);
   const rateLimiter = overrides.rateLimiter ?? shared.rateLimiter;
-  const gate = new AccessGate(new KeyCache(store, keyEvents), rateLimiter, config.trustProxy);
+  const gate = new AccessGate(new KeyCache(store.keys, keyEvents), rateLimiter, config.trustProxy);
   const app = createServer({ logger, bodyLimitBytes: config.bodyLimitBytes, gate });
   const metrics = new GatewayMetrics({ models: catalog.models.map((m) => m.entry.slug), providers: PROVIDER_IDS });
   // The request line holds no secret by construction (request-log.ts): built there, without pino's redaction pass.
@@ -140,7 +136,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   });
 
   // Crash recovery by process leases: this process's lease is renewed while it lives (and made sure of before each hold).
-  const recovery = new OrphanRecovery(store, instanceId, {
+  const recovery = new OrphanRecovery(store.instances, instanceId, {
     leaseMs: config.leaseMs,
     adopt: async (gone: string[], expiredAt: number): Promise<void> => {
       await media.adopt(gone, expiredAt);
@@ -149,7 +145,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     onLapse: () => logger.error("this process's lease ran out before it was renewed (paused, or cut off from the database): holds of its runs may have been refunded"),
   });
   const runs = new PaidRuns({
-    money: holdsUnderLease(store, recovery),
+    money: holdsUnderLease(store.money, recovery),
     inFlight: new InFlightRuns(keyEvents),
     instanceId,
     providerTimeoutMs: config.providerTimeoutMs,
@@ -160,7 +156,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   const mediaHost = new PredictionsClient();
   const media = new MediaJobRunner({
     host: mediaHost,
-    jobs: openMediaJobs(store),
+    jobs: store.mediaJobs,
     runs,
     endpoints: config.mediaHosts,
     // By job kind, for new and resumed jobs alike.
@@ -174,7 +170,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
 
   // provider_1 is the provider that fine-tunes (a row per provider that does).
   const fineTuningClient = new OpenAiFineTuningClient();
-  const fineTuningJobs = openFineTuningJobs(store);
+  const fineTuningJobs = store.fineTuningJobs;
   const fineTuning = new FineTuningRunner({
     providers: { provider_1: { client: fineTuningClient, endpoint: config.providers.provider_1 } },
     jobs: fineTuningJobs,
@@ -208,18 +204,18 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   registerOpenApiRoutes(app, GATEWAY_VERSION);
   registerChatRoute(app, { catalog, config, upstream, routing, runs, metrics, adapters: overrides.adapters ?? defaultAdapters() });
   registerEmbeddingsRoute(app, { catalog, config, upstream, routing, runs, adapters: overrides.embeddingsAdapters ?? defaultEmbeddingsAdapters() });
-  registerJobsRoute(app, { store, gate });
+  registerJobsRoute(app, { jobs: store.jobs, gate });
   registerKeyInfoRoute(app, { gate, keys });
   registerMediaRoutes(app, { catalog, runs, runner: media, syncWaitMs: config.mediaSyncWaitMs, providerTimeoutMs: config.providerTimeoutMs });
   registerFineTuningRoutes(app, { catalog, runs, runner: fineTuning, jobs: fineTuningJobs, files });
-  const samples = new VoiceSamples({ store: openAudioUploads(store), limiter: rateLimiter, publicBaseUrl: config.publicBaseUrl, now: overrides.now ?? Date.now });
+  const samples = new VoiceSamples({ store: store.uploads, limiter: rateLimiter, publicBaseUrl: config.publicBaseUrl, now: overrides.now ?? Date.now });
   await registerAudioRoutes(app, { catalog, runs, runner: media, samples });
   const uploadSweep = setInterval(() => void samples.sweep().catch((err: unknown) => logger.error({ err }, 'upload sweep failed')), UPLOAD_SWEEP_MS);
   uploadSweep.unref();
   overrides.routes?.(app, { runs, store, catalog });
   registerUnbuiltRoutes(app, UNBUILT_ROUTES.filter((r) => !BUILT_ROUTES.has(r.url)));
   if (config.adminToken !== undefined) {
-    await registerAdminRoutes(app, { adminToken: config.adminToken, store, keys, usage: usageStoreFor(store) });
+    await registerAdminRoutes(app, { adminToken: config.adminToken, store, keys, usage: store.usage });
   }
 
   await app.ready();

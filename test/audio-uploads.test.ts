@@ -6,7 +6,6 @@
  * and the URL served without a key for 24 hours, then 404 and deleted.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openAudioUploads } from '../src/store/sql/audio-uploads-store.ts';
 import { MP3, oggOpus, oggOpusPacked, oggOpusPages, wav, webm } from './helpers/audio.ts';
 import { postForm, startAudioHarness, type AudioHarness } from './helpers/audio-host.ts';
 import { http } from './helpers/gateway.ts';
@@ -182,7 +181,7 @@ describe('20 uploads per hour per account, and the URL for 24 hours', () => {
     const gone = await http(first.json.url);
     expect(gone.status).toBe(404);
     expect(gone.json.error.code).toBe('not_found');
-    const uploads = openAudioUploads(h.gw.gateway.store);
+    const uploads = h.gw.gateway.store.uploads;
     expect(await uploads.get(first.json.id)).toBeUndefined();
     expect(await uploads.get(second.json.id)).toBeDefined();
     expect((await fetch(second.json.url)).status).toBe(200);

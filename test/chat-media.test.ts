@@ -48,7 +48,7 @@ interface Run {
 async function run(gw: TestGateway, account: { key: string; accountId: string }, model: string, content: unknown[]): Promise<Run> {
   const r = await gw.api('/chat/completions', { key: account.key, body: { model, messages: [{ role: 'user', content }], max_tokens: 100 } });
   const jobId = r.headers['x-service-job-id'];
-  const ledger = await gw.gateway.store.listLedger(account.accountId, 1000);
+  const ledger = await gw.gateway.store.accounts.listLedger(account.accountId, 1000);
   const hold = ledger.find((e) => e.kind === 'hold' && e.jobId === jobId)?.amount;
   return { status: r.status, json: r.json, hold };
 }
@@ -130,7 +130,7 @@ describe('base64 images are held by their pixel size, per provider', () => {
     expect(r.hold).toBe((baseline.get('gpt-tiles') as number) + 765 * 125);
     const after = await money(h.gw, account.accountId);
     expect(after.held).toBe(0);
-    const settled = (await h.gw.gateway.store.listLedger(account.accountId, 5)).find((e) => e.kind === 'settle');
+    const settled = (await h.gw.gateway.store.accounts.listLedger(account.accountId, 5)).find((e) => e.kind === 'settle');
     expect(before.balance - after.balance).toBe(settled?.amount);
     expect(settled?.amount).toBeLessThanOrEqual(r.hold as number);
   });
@@ -215,12 +215,12 @@ describe('PDFs are held at their page count: each page one page image plus 3,000
       },
     });
     expect(r.status).toBe(200);
-    const hold = (await h.gw.gateway.store.listLedger(account.accountId, 10)).find((e) => e.kind === 'hold' && e.jobId === r.headers['x-service-job-id'])?.amount as number;
+    const hold = (await h.gw.gateway.store.accounts.listLedger(account.accountId, 10)).find((e) => e.kind === 'hold' && e.jobId === r.headers['x-service-job-id'])?.amount as number;
     const text = await h.gw.api('/chat/completions', {
       key: account.key,
       body: { model: 'gpt-tiles', max_tokens: 100, messages: [{ role: 'user', content: BASELINE }, { role: 'assistant', content: 'ok' }, { role: 'user', content: [TEXT, { type: 'text', text: '' }, { type: 'text', text: '' }] }] },
     });
-    const textHold = (await h.gw.gateway.store.listLedger(account.accountId, 10)).find((e) => e.kind === 'hold' && e.jobId === text.headers['x-service-job-id'])?.amount as number;
+    const textHold = (await h.gw.gateway.store.accounts.listLedger(account.accountId, 10)).find((e) => e.kind === 'hold' && e.jobId === text.headers['x-service-job-id'])?.amount as number;
     expect(hold - textHold).toBe((255 + 2 * (1445 + 3000) + 85) * 125);
   });
 });
@@ -242,7 +242,7 @@ describe('refused before any cost: 400 unsupported_content naming the part, no l
     it(name, async () => {
       const acc = await h.gw.account({ credits: 50 });
       const before = await money(h.gw, acc.accountId);
-      const ledgerBefore = await h.gw.gateway.store.listLedger(acc.accountId, 100);
+      const ledgerBefore = await h.gw.gateway.store.accounts.listLedger(acc.accountId, 100);
       const sent = h.openai.requests.length;
       const r = await run(h.gw, acc, 'gpt-tiles', await content());
       expect(r.status).toBe(400);
@@ -250,7 +250,7 @@ describe('refused before any cost: 400 unsupported_content naming the part, no l
       expect(r.json.error.message).toMatch(message);
       expect(r.hold).toBeUndefined();
       expect(await money(h.gw, acc.accountId)).toEqual(before);
-      expect(await h.gw.gateway.store.listLedger(acc.accountId, 100)).toEqual(ledgerBefore);
+      expect(await h.gw.gateway.store.accounts.listLedger(acc.accountId, 100)).toEqual(ledgerBefore);
       expect(h.openai.requests.length).toBe(sent);
     });
   }
@@ -307,7 +307,7 @@ describe('limits that protect the process', () => {
       expect(r.json.error).toMatchObject({ code, param });
       expect(r.json.error.message).toMatch(message);
       expect(await money(limited.gw, acc.accountId)).toEqual(before);
-      expect(await limited.gw.gateway.store.listLedger(acc.accountId, 100)).toHaveLength(1); // the top-up only
+      expect(await limited.gw.gateway.store.accounts.listLedger(acc.accountId, 100)).toHaveLength(1); // the top-up only
     });
   }
 

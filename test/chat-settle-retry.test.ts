@@ -7,10 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator } from '../emulators/index.ts';
 import type { Emulator } from '../emulators/types.ts';
 import { openStore } from '../src/store/open-store.ts';
-import type { Store } from '../src/store/types.ts';
 import { writeCatalog } from './fixtures/catalog.ts';
 import { chatCatalog, costMicro, money, sseEvents } from './helpers/chat.ts';
 import { startGateway, type TestGateway } from './helpers/gateway.ts';
+import { withParts } from './helpers/store-double.ts';
 
 describe('a settle that fails once', () => {
   let openai: Emulator;
@@ -19,13 +19,9 @@ describe('a settle that fails once', () => {
   beforeAll(async () => {
     openai = await startEmulator('openai');
     const inner = await openStore('sqlite::memory:');
-    const store = new Proxy(inner, {
-      get(target, name, receiver) {
-        if (name === 'settle') {
-          return (...args: Parameters<Store['settle']>) => (failSettles-- > 0 ? Promise.reject(new Error('Connection terminated unexpectedly')) : target.settle(...args));
-        }
-        const value: unknown = Reflect.get(target, name, receiver);
-        return typeof value === 'function' ? value.bind(target) : value;
+    const store = withParts(inner, {
+      money: {
+        settle: (...args) => (failSettles-- > 0 ? Promise.reject(new Error('Connection terminated unexpectedly')) : inner.money.settle(...args)),
       },
     });
     gw = await startGateway({ CATALOG_FILE: writeCatalog(chatCatalog()), PROVIDER_1_BASE_URL: openai.baseUrl, PROVIDER_1_API_KEY: openai.apiKey }, { store });
@@ -61,13 +57,9 @@ describe('a settle that fails once', () => {
   it('a gateway that stops right after such an answer first waits for the retried settle to apply, under its lease', async () => {
     const inner = await openStore('sqlite::memory:');
     let failing = 1;
-    const store = new Proxy(inner, {
-      get(target, name, receiver) {
-        if (name === 'settle') {
-          return (...args: Parameters<Store['settle']>) => (failing-- > 0 ? Promise.reject(new Error('Connection terminated unexpectedly')) : target.settle(...args));
-        }
-        const value: unknown = Reflect.get(target, name, receiver);
-        return typeof value === 'function' ? value.bind(target) : value;
+    const store = withParts(inner, {
+      money: {
+        settle: (...args) => (failing-- > 0 ? Promise.reject(new Error('Connection terminated unexpectedly')) : inner.money.settle(...args)),
       },
     });
     const stopping = await startGateway({ CATALOG_FILE: writeCatalog(chatCatalog()), PROVIDER_1_BASE_URL: openai.baseUrl, PROVIDER_1_API_KEY: openai.apiKey }, { store });
@@ -78,8 +70,8 @@ describe('a settle that fails once', () => {
       expect(answer.status).toBe(200);
       await stopping.close();
       // Settled by the time close() returned, not left held for a peer to refund.
-      expect(await inner.getJob(answer.headers['x-service-job-id'] as string)).toMatchObject({ status: 'succeeded' });
-      expect(await inner.getAccount(accountId)).toMatchObject({ balance: 100_000_000 - costMicro(5, 2), held: 0 });
+      expect(await inner.jobs.getJob(answer.headers['x-service-job-id'] as string)).toMatchObject({ status: 'succeeded' });
+      expect(await inner.accounts.getAccount(accountId)).toMatchObject({ balance: 100_000_000 - costMicro(5, 2), held: 0 });
     } finally {
       await inner.close();
     }

@@ -192,7 +192,7 @@ describe('stream failures', () => {
     expect(charged).toBeGreaterThan(0);
     // Far less than the full answer (40 words) would cost at the hold's output price.
     expect(charged).toBeLessThan(costMicro(200, 60));
-    const job = await h.gw.gateway.store.getJob(response.headers['x-service-job-id'] as string);
+    const job = await h.gw.gateway.store.jobs.getJob(response.headers['x-service-job-id'] as string);
     expect(job?.status).toBe('canceled');
   });
 
@@ -212,7 +212,7 @@ describe('stream failures', () => {
     await waitFor(async () => (await money(h.gw, accountId)).held === 0);
     expect(await money(h.gw, accountId)).toEqual(before);
     const ledger = (await h.gw.admin('GET', `/admin/v1/accounts/${accountId}/ledger`)).json;
-    const job = await h.gw.gateway.store.getJob(ledger[0].job_id);
+    const job = await h.gw.gateway.store.jobs.getJob(ledger[0].job_id);
     expect(job).toMatchObject({ status: 'canceled', errorCode: 'client_closed_request' });
   });
 });

@@ -5,7 +5,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { usageStoreFor } from '../src/store/sql/usage-rollups.ts';
 import { account, DIALECTS, hold, key, storesFor } from './helpers/stores.ts';
 
 const HOUR = 3_600_000;
@@ -15,7 +14,7 @@ describe.each(DIALECTS)('usage rollups on $name', (dialect) => {
 
   it('settled and refunded jobs are rolled up once, tokens from usage, a refund at 0 credits', async () => {
     const { store } = ctx;
-    const usage = usageStoreFor(store);
+    const usage = store.usage;
     if (usage === undefined) throw new Error('not a SQL store');
     const accountId = await account(store, { credits: 10_000_000 });
     const k = await key(store, accountId);
@@ -23,11 +22,11 @@ describe.each(DIALECTS)('usage rollups on $name', (dialect) => {
     const jobs = ['settled', 'canceled', 'refunded', 'open'].map((name) => `${name}-${accountId}`);
     for (const jobId of jobs) expect((await hold(store, accountId, 1_000_000, { key: k, at, jobId })).ok).toBe(true);
     const [settled = '', canceled = '', refunded = ''] = jobs;
-    await store.settle(settled, { cost: 250_000, usage: { prompt_tokens: 100, completion_tokens: 50 }, status: 'succeeded', at: at + 5 });
-    await store.settle(canceled, { cost: 20_000, usage: { prompt_tokens: 7, completion_tokens: 3 }, status: 'canceled', at: at + 6 });
-    await store.refund(refunded, { status: 'failed', errorCode: 'upstream_error', at: at + 7 });
+    await store.money.settle(settled, { cost: 250_000, usage: { prompt_tokens: 100, completion_tokens: 50 }, status: 'succeeded', at: at + 5 });
+    await store.money.settle(canceled, { cost: 20_000, usage: { prompt_tokens: 7, completion_tokens: 3 }, status: 'canceled', at: at + 6 });
+    await store.money.refund(refunded, { status: 'failed', errorCode: 'upstream_error', at: at + 7 });
     // Closing again changes nothing (only a processing job closes, so no second ledger row).
-    await store.refund(settled, { status: 'failed', errorCode: 'upstream_error', at: at + 8 });
+    await store.money.refund(settled, { status: 'failed', errorCode: 'upstream_error', at: at + 8 });
 
     const report = await usage.usage({ from: at - HOUR, to: at + HOUR, bucket: 'hour', accountId });
     expect(report.series).toHaveLength(1);
@@ -56,7 +55,7 @@ describe.each(DIALECTS)('usage totals on $name', (dialect) => {
 
   it('every range and filter reads the same figures as the jobs themselves', async () => {
     const { store } = ctx;
-    const usage = usageStoreFor(store);
+    const usage = store.usage;
     if (usage === undefined) throw new Error('not a SQL store');
     const [a, b] = [await account(store, { credits: 1e12 }), await account(store, { credits: 1e12 })] as [string, string];
     const [k1, k2, k3] = [await key(store, a), await key(store, a), await key(store, b)];
@@ -74,15 +73,15 @@ describe.each(DIALECTS)('usage totals on $name', (dialect) => {
     ];
     for (const job of jobs) {
       const jobId = randomUUID();
-      const held = await store.hold({
+      const held = await store.money.hold({
         jobId, accountId: job.account, keyId: job.key?.id ?? null, keyFamilyId: job.key?.familyId ?? null, kind: 'chat', model: job.model,
         amount: 10_000, at: job.at, instanceId: 'i1', clientAddress: null, countsTowardKeyLimits: true,
       });
       expect(held.ok).toBe(true);
       if (job.code === undefined) {
-        await store.settle(jobId, { cost: job.cost, usage: { prompt_tokens: job.prompt, completion_tokens: 1 }, status: 'succeeded', at: job.at + 1 });
+        await store.money.settle(jobId, { cost: job.cost, usage: { prompt_tokens: job.prompt, completion_tokens: 1 }, status: 'succeeded', at: job.at + 1 });
       } else {
-        await store.refund(jobId, { status: 'failed', errorCode: job.code, at: job.at + 1 });
+        await store.money.refund(jobId, { status: 'failed', errorCode: job.code, at: job.at + 1 });
       }
     }
     const expected = (from: number, to: number, size: number, filter: { accountId?: string; keyId?: string }) => {
@@ -149,7 +148,7 @@ describe.each(DIALECTS)('usage roller on $name', (dialect) => {
     const at = Date.UTC(2022, 5, 1, 12);
     const jobIds = Array.from({ length: 90 }, () => randomUUID());
     for (const jobId of jobIds) expect((await hold(owner, accountId, 100_000, { key: k, at, jobId })).ok).toBe(true);
-    const readers = stores.map((s) => usageStoreFor(s));
+    const readers = stores.map((s) => s.usage);
     let closing = true;
     const reading = readers.map(async (reader) => {
       while (closing) {
@@ -161,8 +160,8 @@ describe.each(DIALECTS)('usage roller on $name', (dialect) => {
     await Promise.all(jobIds.map((jobId, i) => {
       const store = stores[i % stores.length] as (typeof stores)[number];
       return i % 3 === 0
-        ? store.refund(jobId, { status: 'failed', errorCode: 'upstream_error', at: at + 1 })
-        : store.settle(jobId, { cost: 1_000 + i, usage: { prompt_tokens: i, completion_tokens: 1 }, status: 'succeeded', at: at + 1 });
+        ? store.money.refund(jobId, { status: 'failed', errorCode: 'upstream_error', at: at + 1 })
+        : store.money.settle(jobId, { cost: 1_000 + i, usage: { prompt_tokens: i, completion_tokens: 1 }, status: 'succeeded', at: at + 1 });
     }));
     closing = false;
     await Promise.all(reading);

@@ -32,7 +32,7 @@ afterAll(async () => {
   await emu.close();
 });
 
-const ended = (id: string) => waitFor(() => gw.gateway.store.getJob(id), (j) => j !== undefined && j.status !== 'processing');
+const ended = (id: string) => waitFor(() => gw.gateway.store.jobs.getJob(id), (j) => j !== undefined && j.status !== 'processing');
 
 describe('openai client: fineTuning.jobs', () => {
   it('create → retrieve until succeeded → list (auto-paginated) → listEvents → checkpoints.list; billed on the trained tokens', async () => {

@@ -11,7 +11,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulatorEnv, startEmulator } from '../emulators/index.ts';
 import type { Emulator } from '../emulators/types.ts';
 import { openStore } from '../src/store/open-store.ts';
-import { openFineTuningJobs } from '../src/store/sql/fine-tuning-jobs-store.ts';
 import { dataUrl, fineTuningCatalog, holdOf, jsonl, TRAINING_MICRO_PER_TOKEN } from './helpers/fine-tuning.ts';
 import { ADMIN_TOKEN, http } from './helpers/gateway.ts';
 import { waitFor } from './helpers/media-host.ts';
@@ -82,8 +81,8 @@ describe('fine-tuning jobs across a crash', () => {
 
     const store = await openStore(database());
     try {
-      expect(await store.getJob(jobId)).toMatchObject({ kind: 'fine_tuning', status: 'succeeded' });
-      expect((await openFineTuningJobs(store).get(jobId))?.record.providerJobId).toMatch(/^ftjob-/);
+      expect(await store.jobs.getJob(jobId)).toMatchObject({ kind: 'fine_tuning', status: 'succeeded' });
+      expect((await store.fineTuningJobs.get(jobId))?.record.providerJobId).toMatch(/^ftjob-/);
     } finally {
       await store.close();
     }

@@ -38,7 +38,7 @@ describe('fine-tuning jobs', () => {
     gw.account({ credits: options.credits ?? 100, key: { scopes: ['fine_tuning', 'jobs'], ...options.key } });
   const create = (key: string, body: Record<string, unknown>) => gw.api('/fine_tuning/jobs', { key, body });
   /** The job's money row, straight from the store, once it has ended (nobody polls the API). */
-  const ended = (id: string) => waitFor(() => gw.gateway.store.getJob(id), (j) => j !== undefined && j.status !== 'processing');
+  const ended = (id: string) => waitFor(() => gw.gateway.store.jobs.getJob(id), (j) => j !== undefined && j.status !== 'processing');
   const providerCalls = (path: string) => emu.requests.filter((r) => r.method === 'POST' && r.path.startsWith(path));
   /** What was sent to the provider besides polls (jobs of earlier tests may still be polled). */
   const providerPosts = () => emu.requests.filter((r) => r.method === 'POST');

@@ -7,10 +7,10 @@ import { request as undiciRequest } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startEmulator } from '../emulators/index.ts';
 import { openStore } from '../src/store/open-store.ts';
-import type { Store } from '../src/store/types.ts';
 import { writeCatalog } from './fixtures/catalog.ts';
 import { chatCatalog, money, startChatHarness, type ChatHarness } from './helpers/chat.ts';
 import { startGateway } from './helpers/gateway.ts';
+import { withParts } from './helpers/store-double.ts';
 
 let h: ChatHarness;
 beforeAll(async () => {
@@ -269,15 +269,12 @@ describe('4. the answer\'s headers are decided, and valid, before money moves', 
     const emulator = await startEmulator('openai', { record: false });
     const real = await openStore('sqlite::memory:');
     let broken = false;
-    const store = new Proxy(real, {
-      get(target, name, receiver) {
-        const value: unknown = Reflect.get(target, name, receiver);
-        if ((name === 'settle' || name === 'refund') && typeof value === 'function') {
-          return (...args: unknown[]) => (broken ? Promise.reject(new Error('disk full')) : (value as (...a: unknown[]) => unknown).apply(target, args));
-        }
-        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    const store = withParts(real, {
+      money: {
+        settle: (...args) => (broken ? Promise.reject(new Error('disk full')) : real.money.settle(...args)),
+        refund: (...args) => (broken ? Promise.reject(new Error('disk full')) : real.money.refund(...args)),
       },
-    }) as Store;
+    });
     const gw = await startGateway({ CATALOG_FILE: writeCatalog(chatCatalog()), PROVIDER_1_BASE_URL: emulator.baseUrl, PROVIDER_1_API_KEY: emulator.apiKey }, { store });
     try {
       const { key, accountId } = await gw.account();

@@ -10,13 +10,14 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InFlightRuns } from '../src/billing/in-flight.ts';
-import { PaidRuns, type MoneyPath } from '../src/billing/paid-run.ts';
+import { PaidRuns } from '../src/billing/paid-run.ts';
+import type { MoneyStore } from '../src/store/money-contract.ts';
 import type { ProviderEndpoint } from '../src/config.ts';
 import { MediaJobRunner, type MediaPlan, type OutputChecks } from '../src/media/job-runner.ts';
 import { MEDIA_HOSTS, type MediaHost, type MediaHostId, type Prediction } from '../src/providers/predictions/media-host.ts';
 import { GatewayError } from '../src/shared/errors.ts';
-import { openMediaJobs } from '../src/store/sql/media-jobs-store.ts';
 import { openStore } from '../src/store/open-store.ts';
+import type { MediaJobStore } from '../src/store/media-jobs.ts';
 import type { Store } from '../src/store/types.ts';
 import { account, ledgerMoney } from './helpers/stores.ts';
 
@@ -42,8 +43,8 @@ async function until(check: () => boolean | Promise<boolean>, ms = 10_000): Prom
 async function goneSpeechJob(store: Store, instanceId: string) {
   const accountId = await account(store, { credits: 5_000_000 });
   const jobId = randomUUID();
-  expect((await store.hold({ jobId, accountId, keyId: null, keyFamilyId: null, kind: 'speech', model: 'tts', amount: HELD, at: Date.now(), instanceId, clientAddress: null, countsTowardKeyLimits: true })).ok).toBe(true);
-  const jobs = openMediaJobs(store);
+  expect((await store.money.hold({ jobId, accountId, keyId: null, keyFamilyId: null, kind: 'speech', model: 'tts', amount: HELD, at: Date.now(), instanceId, clientAddress: null, countsTowardKeyLimits: true })).ok).toBe(true);
+  const jobs = store.mediaJobs;
   await jobs.create(jobId, PLAN, Date.now());
   await jobs.markProcessing(jobId, ['p1'], Date.now());
   return { accountId, jobId, jobs };
@@ -66,7 +67,7 @@ function deliveredHost(): { host: MediaHost; polls: () => number } {
 }
 
 /** This process's runner ('self') over the host, the money path and a speech output check. */
-function runnerOf(host: MediaHost, jobs: ReturnType<typeof openMediaJobs>, money: MoneyPath, speech: OutputChecks['speech']): MediaJobRunner {
+function runnerOf(host: MediaHost, jobs: MediaJobStore, money: MoneyStore, speech: OutputChecks['speech']): MediaJobRunner {
   const runs = new PaidRuns({ money, inFlight: new InFlightRuns({ subscribe() {} } as never), instanceId: 'self', providerTimeoutMs: 60_000, logger: silent, now: Date.now });
   const endpoints = Object.fromEntries(MEDIA_HOSTS.map((id) => [id, { baseUrl: 'https://host.example/v1', apiKey: 'k' }])) as Record<MediaHostId, ProviderEndpoint>;
   return new MediaJobRunner({ host, jobs, runs, endpoints, outputChecks: { speech }, instanceId: 'self', pollMs: 10, jobTimeoutMs: 60_000, logger: silent, now: Date.now });
@@ -86,12 +87,12 @@ describe('MediaJobRunner.adopt', () => {
     // The database drops the first refunds (retried in the background from 200 ms on) until the test lets them through.
     let refundsFail = true;
     let refundAttempts = 0;
-    const money: MoneyPath = {
-      hold: (h) => store.hold(h),
-      settle: (id, s) => store.settle(id, s),
+    const money: MoneyStore = {
+      hold: (h) => store.money.hold(h),
+      settle: (id, s) => store.money.settle(id, s),
       refund: (id, r) => {
         refundAttempts++;
-        return refundsFail ? Promise.reject(new Error('Connection terminated unexpectedly')) : store.refund(id, r);
+        return refundsFail ? Promise.reject(new Error('Connection terminated unexpectedly')) : store.money.refund(id, r);
       },
     };
     // The audio cannot be fetched the first time (refunded); it could the second.
@@ -106,20 +107,20 @@ describe('MediaJobRunner.adopt', () => {
       // The run has ended here (refunded, the refund being retried); the job is still held, now by this process.
       await sleep(50);
       expect([polled(), checks]).toEqual([1, 1]);
-      expect((await store.getJob(jobId))?.status).toBe('processing');
+      expect((await store.jobs.getJob(jobId))?.status).toBe('processing');
 
       // Another process is gone: the sweep adopts again.
       await runner.adopt(['gone-2']);
       await sleep(100);
       refundsFail = false;
-      await until(async () => (await store.getJob(jobId))?.status !== 'processing');
+      await until(async () => (await store.jobs.getJob(jobId))?.status !== 'processing');
       await sleep(100);
 
       expect([polled(), checks]).toEqual([1, 1]);
-      expect(await store.getJob(jobId)).toMatchObject({ status: 'failed', errorCode: 'upstream_error', cost: 0 });
-      expect(await store.getAccount(accountId)).toMatchObject({ balance: 5_000_000, held: 0 });
+      expect(await store.jobs.getJob(jobId)).toMatchObject({ status: 'failed', errorCode: 'upstream_error', cost: 0 });
+      expect(await store.accounts.getAccount(accountId)).toMatchObject({ balance: 5_000_000, held: 0 });
       expect(await ledgerMoney(store, accountId)).toEqual({ balance: 5_000_000, held: 0 });
-      expect((await store.listLedger(accountId, 100)).filter((r) => r.jobId === jobId).map((r) => r.kind).sort()).toEqual(['hold', 'refund']);
+      expect((await store.accounts.listLedger(accountId, 100)).filter((r) => r.jobId === jobId).map((r) => r.kind).sort()).toEqual(['hold', 'refund']);
     } finally {
       refundsFail = false;
       await runner.close();
@@ -132,7 +133,7 @@ describe('MediaJobRunner.adopt', () => {
     await jobs.recordOutcome(jobId, { outputs: null, usage: null, errorCode: 'upstream_error', errorMessage: "The speech host's audio could not be fetched. Nothing was charged." }, Date.now());
     const { host, polls: polled } = deliveredHost();
     let checks = 0;
-    const money: MoneyPath = { hold: (h) => store.hold(h), settle: (id, s) => store.settle(id, s), refund: (id, r) => store.refund(id, r) };
+    const money: MoneyStore = { hold: (h) => store.money.hold(h), settle: (id, s) => store.money.settle(id, s), refund: (id, r) => store.money.refund(id, r) };
     // The output would pass now: running the job again would bill what its client was told was free.
     const runner = runnerOf(host, jobs, money, async () => {
       checks++;
@@ -140,11 +141,11 @@ describe('MediaJobRunner.adopt', () => {
     });
     try {
       await runner.adopt(['gone-3']);
-      await until(async () => (await store.getJob(jobId))?.status !== 'processing');
+      await until(async () => (await store.jobs.getJob(jobId))?.status !== 'processing');
       expect([polled(), checks]).toEqual([0, 0]);
-      expect(await store.getJob(jobId)).toMatchObject({ status: 'failed', errorCode: 'upstream_error', cost: 0 });
-      expect(await store.getAccount(accountId)).toMatchObject({ balance: 5_000_000, held: 0 });
-      expect((await store.listLedger(accountId, 100)).filter((r) => r.jobId === jobId).map((r) => r.kind).sort()).toEqual(['hold', 'refund']);
+      expect(await store.jobs.getJob(jobId)).toMatchObject({ status: 'failed', errorCode: 'upstream_error', cost: 0 });
+      expect(await store.accounts.getAccount(accountId)).toMatchObject({ balance: 5_000_000, held: 0 });
+      expect((await store.accounts.listLedger(accountId, 100)).filter((r) => r.jobId === jobId).map((r) => r.kind).sort()).toEqual(['hold', 'refund']);
     } finally {
       await runner.close();
     }

@@ -10,7 +10,6 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { currentPidScope, OrphanRecovery } from '../src/billing/orphan-recovery.ts';
 import type { MediaJobStore } from '../src/store/media-jobs.ts';
-import { openMediaJobs } from '../src/store/sql/media-jobs-store.ts';
 import { openStore } from '../src/store/open-store.ts';
 import type { Store } from '../src/store/types.ts';
 
@@ -44,20 +43,20 @@ for (const dialect of DIALECTS) {
     let drop: () => Promise<void>;
     beforeAll(async () => {
       ({ store, drop } = await dialect.open());
-      jobs = openMediaJobs(store);
+      jobs = store.mediaJobs;
     });
     afterAll(async () => drop());
 
     async function heldJob(accountId: string, instanceId: string, amount = 1_000_000): Promise<string> {
       const jobId = randomUUID();
-      const result = await store.hold({ jobId, accountId, keyId: null, keyFamilyId: null, kind: 'video', model: 'clip', amount, at: Date.now(), instanceId, clientAddress: null, countsTowardKeyLimits: true });
+      const result = await store.money.hold({ jobId, accountId, keyId: null, keyFamilyId: null, kind: 'video', model: 'clip', amount, at: Date.now(), instanceId, clientAddress: null, countsTowardKeyLimits: true });
       expect(result.ok).toBe(true);
       return jobId;
     }
 
     it('keeps a plan, the prediction ids and the outcome', async () => {
-      const account = await store.createAccount({ name: 'a', email: null, createdAt: Date.now(), hasPurchase: true, billingEmails: true });
-      await store.addCredits(account.id, 10_000_000, 'topup', Date.now());
+      const account = await store.accounts.createAccount({ name: 'a', email: null, createdAt: Date.now(), hasPurchase: true, billingEmails: true });
+      await store.accounts.addCredits(account.id, 10_000_000, 'topup', Date.now());
       const jobId = await heldJob(account.id, 'i1');
       await jobs.create(jobId, { kind: 'video', terms: { unit: 'per_video' } }, 1000);
       expect(await jobs.get(jobId)).toMatchObject({ jobId, plan: { kind: 'video' }, predictionIds: [], outputs: null, usage: null, createdAt: 1000 });
@@ -65,15 +64,15 @@ for (const dialect of DIALECTS) {
       await jobs.recordOutcome(jobId, { outputs: ['https://h/a.mp4'], usage: { videos: 1 }, errorCode: null, errorMessage: null }, 3000);
       expect(await jobs.get(jobId)).toMatchObject({ predictionIds: ['p1', 'p2'], outputs: ['https://h/a.mp4'], usage: { videos: 1 }, updatedAt: 3000 });
       expect(await jobs.get(randomUUID())).toBeUndefined();
-      await store.refund(jobId, { status: 'failed', errorCode: 'upstream_error', at: 4000 });
+      await store.money.refund(jobId, { status: 'failed', errorCode: 'upstream_error', at: 4000 });
     });
 
     it('orphan recovery adopts the jobs the host has taken (once) and refunds the others', async () => {
-      const account = await store.createAccount({ name: 'a', email: null, createdAt: Date.now(), hasPurchase: true, billingEmails: true });
-      await store.addCredits(account.id, 10_000_000, 'topup', Date.now());
+      const account = await store.accounts.createAccount({ name: 'a', email: null, createdAt: Date.now(), hasPurchase: true, billingEmails: true });
+      await store.accounts.addCredits(account.id, 10_000_000, 'topup', Date.now());
       const now = Date.now();
       const dead = `dead-${randomUUID()}`;
-      await store.renewLease({ id: dead, host: hostname(), pid: 2 ** 22 + 4321, pidScope: currentPidScope() }, 60_000);
+      await store.instances.renewLease({ id: dead, host: hostname(), pid: 2 ** 22 + 4321, pidScope: currentPidScope() }, 60_000);
       const taken = await heldJob(account.id, dead);
       await jobs.create(taken, { kind: 'video' }, now);
       await jobs.markProcessing(taken, ['pred-1'], now);
@@ -83,7 +82,7 @@ for (const dialect of DIALECTS) {
 
       const adopted: string[] = [];
       const me = `me-${randomUUID()}`;
-      const recovery = new OrphanRecovery(store, me, {
+      const recovery = new OrphanRecovery(store.instances, me, {
         adopt: async (gone, expiredAt) => {
           for (const job of await jobs.adopt(gone, me, expiredAt)) adopted.push(job.record.jobId);
         },
@@ -91,28 +90,28 @@ for (const dialect of DIALECTS) {
       // At start-up, the dead pid in this pid namespace ends its process's lease at once.
       expect(await recovery.sweep()).toBe(2);
       expect(adopted).toEqual([taken]);
-      expect(await store.getJob(taken)).toMatchObject({ status: 'processing' });
-      expect(await store.getJob(notTaken)).toMatchObject({ status: 'failed' });
-      expect(await store.getJob(chat)).toMatchObject({ status: 'failed' });
-      expect((await store.getAccount(account.id))?.held).toBe(1_000_000);
+      expect(await store.jobs.getJob(taken)).toMatchObject({ status: 'processing' });
+      expect(await store.jobs.getJob(notTaken)).toMatchObject({ status: 'failed' });
+      expect(await store.jobs.getJob(chat)).toMatchObject({ status: 'failed' });
+      expect((await store.accounts.getAccount(account.id))?.held).toBe(1_000_000);
       // Adopted once: nobody else gets it, and the adopter's own sweep refunds nothing of it.
       expect(await jobs.adopt([dead], 'someone-else')).toEqual([]);
       expect(await recovery.sweep()).toBe(0);
       const again = await jobs.adopt([dead, 'other'], me);
       expect(again.map((j) => [j.record.jobId, j.held])).toEqual([[taken, 1_000_000]]);
       // It settles once, like any run.
-      expect(await store.settle(taken, { cost: 400_000, usage: { videos: 1 }, status: 'succeeded', at: now })).toBe(400_000);
-      expect(await store.settle(taken, { cost: 400_000, usage: { videos: 1 }, status: 'succeeded', at: now })).toBe(0);
+      expect(await store.money.settle(taken, { cost: 400_000, usage: { videos: 1 }, status: 'succeeded', at: now })).toBe(400_000);
+      expect(await store.money.settle(taken, { cost: 400_000, usage: { videos: 1 }, status: 'succeeded', at: now })).toBe(0);
       expect(await jobs.adopt([me], 'later')).toEqual([]);
 
       // With the lease condition, a job whose owner's lease lives is not moved, even when asked outright.
       const live = `live-${randomUUID()}`;
-      const { now: dbNow } = await store.renewLease({ id: live, host: 'other-host', pid: 1, pidScope: null }, 60_000);
+      const { now: dbNow } = await store.instances.renewLease({ id: live, host: 'other-host', pid: 1, pidScope: null }, 60_000);
       const running = await heldJob(account.id, live);
       await jobs.create(running, { kind: 'video' }, now);
       await jobs.markProcessing(running, ['pred-2'], now);
       expect(await jobs.adopt([live], 'thief', dbNow)).toEqual([]);
-      expect(await store.getJob(running)).toMatchObject({ status: 'processing' });
+      expect(await store.jobs.getJob(running)).toMatchObject({ status: 'processing' });
       expect((await jobs.adopt([live], 'heir')).map((j) => j.record.jobId)).toEqual([running]);
     });
   });

@@ -9,7 +9,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulatorEnv, startEmulator } from '../emulators/index.ts';
 import type { Emulator } from '../emulators/types.ts';
-import { openMediaJobs } from '../src/store/sql/media-jobs-store.ts';
 import { openStore } from '../src/store/open-store.ts';
 import { writeCatalog } from './fixtures/catalog.ts';
 import { ADMIN_TOKEN, http } from './helpers/gateway.ts';
@@ -81,9 +80,9 @@ describe('media jobs across a crash', () => {
 
     const store = await openStore(database());
     try {
-      const job = await store.getJob(videoJob);
+      const job = await store.jobs.getJob(videoJob);
       expect(job).toMatchObject({ kind: 'video', status: 'succeeded', held: 98_000_000, cost: 98_000_000 });
-      const media = await openMediaJobs(store).get(videoJob);
+      const media = await store.mediaJobs.get(videoJob);
       expect(media?.predictionIds).toHaveLength(1);
       expect(media?.outputs?.[0]).toMatch(/out-0\.mp4$/);
       expect(media?.usage).toEqual({ videos: 1 });

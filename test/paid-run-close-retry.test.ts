@@ -7,7 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { InFlightRuns } from '../src/billing/in-flight.ts';
-import { PaidRuns, type MoneyPath } from '../src/billing/paid-run.ts';
+import { PaidRuns } from '../src/billing/paid-run.ts';
+import type { MoneyStore } from '../src/store/money-contract.ts';
 import { account, DIALECTS, hold, ledgerMoney, storesFor } from './helpers/stores.ts';
 
 const silent = { error() {}, warn() {}, info() {}, debug() {}, trace() {}, fatal() {}, child() { return silent; }, level: 'silent' } as never;
@@ -30,10 +31,10 @@ describe.each(DIALECTS)('a close that fails once, on $name', (dialect) => {
       expect((await hold(store, accountId, 4_000_000, { jobId })).ok).toBe(true);
       let failures = 1;
       const fail = () => failures-- > 0;
-      const money: MoneyPath = {
-        hold: (h) => store.hold(h),
-        settle: (id, s) => (fail() ? Promise.reject(new Error('Connection terminated unexpectedly')) : store.settle(id, s)),
-        refund: (id, r) => (fail() ? Promise.reject(new Error('Connection terminated unexpectedly')) : store.refund(id, r)),
+      const money: MoneyStore = {
+        hold: (h) => store.money.hold(h),
+        settle: (id, s) => (fail() ? Promise.reject(new Error('Connection terminated unexpectedly')) : store.money.settle(id, s)),
+        refund: (id, r) => (fail() ? Promise.reject(new Error('Connection terminated unexpectedly')) : store.money.refund(id, r)),
       };
       const runs = new PaidRuns({ money, inFlight: new InFlightRuns({ subscribe() {} } as never), instanceId: 'i1', providerTimeoutMs: 60_000, logger: silent, now: Date.now });
       const run = runs.resume(jobId, 4_000_000);
@@ -44,11 +45,11 @@ describe.each(DIALECTS)('a close that fails once, on $name', (dialect) => {
       await runs.execute(run, work);
       if (closing === 'settle') expect(answered).toBe(1_500_000);
 
-      await until(async () => (await store.getJob(jobId))?.status !== 'processing');
+      await until(async () => (await store.jobs.getJob(jobId))?.status !== 'processing');
       const charged = closing === 'settle' ? 1_500_000 : 0;
-      expect(await store.getAccount(accountId)).toMatchObject({ balance: 5_000_000 - charged, held: 0 });
+      expect(await store.accounts.getAccount(accountId)).toMatchObject({ balance: 5_000_000 - charged, held: 0 });
       expect(await ledgerMoney(store, accountId)).toEqual({ balance: 5_000_000 - charged, held: 0 });
-      const rows = (await store.listLedger(accountId, 100)).filter((r) => r.jobId === jobId).map((r) => r.kind).sort();
+      const rows = (await store.accounts.listLedger(accountId, 100)).filter((r) => r.jobId === jobId).map((r) => r.kind).sort();
       expect(rows).toEqual(['hold', closing]);
     });
   }
@@ -59,10 +60,10 @@ describe.each(DIALECTS)('a close that fails once, on $name', (dialect) => {
     const jobs = [randomUUID(), randomUUID()];
     for (const jobId of jobs) expect((await hold(store, accountId, 1_000_000, { jobId })).ok).toBe(true);
     let failing = true;
-    const money: MoneyPath = {
-      hold: (h) => store.hold(h),
-      settle: (id, s) => (failing ? Promise.reject(new Error('Connection terminated unexpectedly')) : store.settle(id, s)),
-      refund: (id, r) => store.refund(id, r),
+    const money: MoneyStore = {
+      hold: (h) => store.money.hold(h),
+      settle: (id, s) => (failing ? Promise.reject(new Error('Connection terminated unexpectedly')) : store.money.settle(id, s)),
+      refund: (id, r) => store.money.refund(id, r),
     };
     const runs = new PaidRuns({ money, inFlight: new InFlightRuns({ subscribe() {} } as never), instanceId: 'i1', providerTimeoutMs: 60_000, logger: silent, now: Date.now });
     expect(await runs.retriedClosesApplied(10)).toBe(true);
@@ -73,7 +74,7 @@ describe.each(DIALECTS)('a close that fails once, on $name', (dialect) => {
     expect(await runs.retriedClosesApplied(300)).toBe(false);
     failing = false;
     expect(await runs.retriedClosesApplied(5_000)).toBe(true);
-    expect(await store.getAccount(accountId)).toMatchObject({ balance: 5_000_000 - 800_000, held: 0 });
+    expect(await store.accounts.getAccount(accountId)).toMatchObject({ balance: 5_000_000 - 800_000, held: 0 });
   });
 });
 

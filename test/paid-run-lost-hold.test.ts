@@ -6,15 +6,16 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { InFlightRuns } from '../src/billing/in-flight.ts';
-import { PaidRuns, type MoneyPath } from '../src/billing/paid-run.ts';
+import { PaidRuns } from '../src/billing/paid-run.ts';
+import type { MoneyStore } from '../src/store/money-contract.ts';
 import type { Store } from '../src/store/types.ts';
 import { account, DIALECTS, ledgerMoney, storesFor } from './helpers/stores.ts';
 
 const silent = { error() {}, warn() {}, info() {}, debug() {}, trace() {}, fatal() {}, child() { return silent; }, level: 'silent' } as never;
 const lost = () => new Error('Connection terminated unexpectedly');
 
-function runsOver(store: Store, hold: MoneyPath['hold']): PaidRuns {
-  const money: MoneyPath = { hold, settle: (id, s) => store.settle(id, s), refund: (id, r) => store.refund(id, r) };
+function runsOver(store: Store, hold: MoneyStore['hold']): PaidRuns {
+  const money: MoneyStore = { hold, settle: (id, s) => store.money.settle(id, s), refund: (id, r) => store.money.refund(id, r) };
   return new PaidRuns({ money, inFlight: new InFlightRuns({ subscribe() {} } as never), instanceId: 'i1', providerTimeoutMs: 60_000, logger: silent, now: Date.now });
 }
 
@@ -31,17 +32,17 @@ describe.each(DIALECTS)('a hold whose answer is lost, on $name', (dialect) => {
     const accountId = await account(store, { credits: 5_000_000 });
     const jobId = randomUUID();
     const runs = runsOver(store, async (h) => {
-      await store.hold(h);
+      await store.money.hold(h);
       throw lost();
     });
     await expect(runs.admit(admission(accountId, jobId))).rejects.toThrow('Connection terminated unexpectedly');
-    expect(await store.getAccount(accountId)).toMatchObject({ balance: 5_000_000, held: 2_000_000 });
+    expect(await store.accounts.getAccount(accountId)).toMatchObject({ balance: 5_000_000, held: 2_000_000 });
 
-    for (const end = Date.now() + 5_000; (await store.getJob(jobId))?.status === 'processing' && Date.now() < end; ) await new Promise((r) => setTimeout(r, 50));
-    expect(await store.getJob(jobId)).toMatchObject({ status: 'failed', errorCode: 'internal_error' });
-    expect(await store.getAccount(accountId)).toMatchObject({ balance: 5_000_000, held: 0 });
+    for (const end = Date.now() + 5_000; (await store.jobs.getJob(jobId))?.status === 'processing' && Date.now() < end; ) await new Promise((r) => setTimeout(r, 50));
+    expect(await store.jobs.getJob(jobId)).toMatchObject({ status: 'failed', errorCode: 'internal_error' });
+    expect(await store.accounts.getAccount(accountId)).toMatchObject({ balance: 5_000_000, held: 0 });
     expect(await ledgerMoney(store, accountId)).toEqual({ balance: 5_000_000, held: 0 });
-    expect((await store.listLedger(accountId, 100)).filter((r) => r.jobId === jobId).map((r) => r.kind).sort()).toEqual(['hold', 'refund']);
+    expect((await store.accounts.listLedger(accountId, 100)).filter((r) => r.jobId === jobId).map((r) => r.kind).sort()).toEqual(['hold', 'refund']);
   });
 
   it('never committed: nothing moves', async () => {
@@ -53,8 +54,8 @@ describe.each(DIALECTS)('a hold whose answer is lost, on $name', (dialect) => {
     });
     await expect(runs.admit(admission(accountId, jobId))).rejects.toThrow('Connection terminated unexpectedly');
     await new Promise((r) => setTimeout(r, 1_500));
-    expect(await store.getJob(jobId)).toBeUndefined();
-    expect(await store.getAccount(accountId)).toMatchObject({ balance: 5_000_000, held: 0 });
-    expect((await store.listLedger(accountId, 100)).filter((r) => r.jobId === jobId)).toEqual([]);
+    expect(await store.jobs.getJob(jobId)).toBeUndefined();
+    expect(await store.accounts.getAccount(accountId)).toMatchObject({ balance: 5_000_000, held: 0 });
+    expect((await store.accounts.listLedger(accountId, 100)).filter((r) => r.jobId === jobId)).toEqual([]);
   });
 });

@@ -44,7 +44,7 @@ for (const dialect of DIALECTS) {
       // On PostgreSQL each gateway has its own store, as two processes would; one SQLite database has one store.
       opened = await dialect.open();
       const stores = [opened.store, await opened.another()] as const;
-      const spies = [...new Set(stores)].map((store) => vi.spyOn(store, 'findKeyByHash'));
+      const spies = [...new Set(stores)].map((store) => vi.spyOn(store.keys, 'findKeyByHash'));
       keyReads = () => spies.reduce((n, spy) => n + spy.mock.calls.length, 0);
       openai = await startEmulator('openai');
       proxyA = await startTcpProxy(REDIS_URL);

@@ -7,8 +7,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../src/store/open-store.ts';
-import { postgresStatement, type AnyMovement } from '../src/store/sql/money-plan.ts';
-import { closeMovement, holdMovement, leanHoldMovement } from '../src/store/sql/money-sql.ts';
+import { closeMovement } from '../src/store/sql/money/close-movement.ts';
+import { holdMovement, leanHoldMovement } from '../src/store/sql/money/hold-movement.ts';
+import { postgresStatement, type AnyMovement } from '../src/store/sql/money/movement.ts';
 import type { Store } from '../src/store/types.ts';
 import { postgresSchema } from './helpers/stores.ts';
 

@@ -22,16 +22,16 @@ for (const dialect of DIALECTS) {
       expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
       expect(results[0]).toMatchObject({ value: { ok: true } });
       expect(results[2]).toMatchObject({ value: { ok: true } });
-      expect(await ctx.store.getAccount(accountId)).toMatchObject({ balance: 10_000, held: 4_000 });
+      expect(await ctx.store.accounts.getAccount(accountId)).toMatchObject({ balance: 10_000, held: 4_000 });
       expect(await ledgerMoney(ctx.store, accountId)).toEqual({ balance: 10_000, held: 4_000 });
-      expect(await ctx.store.getJob(taken)).toMatchObject({ held: 1_000, status: 'processing' });
+      expect(await ctx.store.jobs.getJob(taken)).toMatchObject({ held: 1_000, status: 'processing' });
       // The turn after: settling both closes them once each.
       const [a, b] = await Promise.all([
-        ctx.store.settle(taken, { cost: 400, usage: { prompt_tokens: 1, completion_tokens: 1 }, status: 'succeeded', at: Date.now() }),
-        ctx.store.settle(other, { cost: 500, usage: { prompt_tokens: 1, completion_tokens: 1 }, status: 'succeeded', at: Date.now() }),
+        ctx.store.money.settle(taken, { cost: 400, usage: { prompt_tokens: 1, completion_tokens: 1 }, status: 'succeeded', at: Date.now() }),
+        ctx.store.money.settle(other, { cost: 500, usage: { prompt_tokens: 1, completion_tokens: 1 }, status: 'succeeded', at: Date.now() }),
       ]);
       expect([a, b]).toEqual([400, 500]);
-      expect(await ctx.store.getAccount(accountId)).toMatchObject({ balance: 9_100, held: 0 });
+      expect(await ctx.store.accounts.getAccount(accountId)).toMatchObject({ balance: 9_100, held: 0 });
       expect(await ledgerMoney(ctx.store, accountId)).toEqual({ balance: 9_100, held: 0 });
     });
   });

@@ -21,19 +21,19 @@ for (const dialect of DIALECTS) {
       const k = await key(ctx.store, accountId);
       for (const store of ctx.stores) expect(await hold(store, accountId, HOLD, { key: k })).toEqual({ ok: true });
 
-      await ctx.store.updateKey(k.id, { dailyLimit: 3 * HOLD + HOLD / 2 });
+      await ctx.store.keys.updateKey(k.id, { dailyLimit: 3 * HOLD + HOLD / 2 });
       for (const store of ctx.stores) {
         expect(await hold(store, accountId, HOLD, { key: k })).toEqual({ ok: false, reason: 'key_limit', period: 'daily', limit: 3 * HOLD + HOLD / 2, used: 3 * HOLD });
       }
-      const alerts = await ctx.store.listNotifications(accountId, 10);
+      const alerts = await ctx.store.notifications.listNotifications(accountId, 10);
       expect(alerts.filter((n) => n.kind === 'limit_reached').map((n) => n.limit)).toEqual(['daily']);
       // Within the limit, a hold that reaches the warning threshold raises the warning (a step of the full hold only).
       expect(await hold(ctx.stores[1] as Store, accountId, HOLD / 2, { key: k })).toEqual({ ok: true });
-      expect((await ctx.store.listNotifications(accountId, 10)).map((n) => n.kind).sort()).toEqual(['limit_reached', 'warning']);
+      expect((await ctx.store.notifications.listNotifications(accountId, 10)).map((n) => n.kind).sort()).toEqual(['limit_reached', 'warning']);
 
-      await ctx.store.updateKey(k.id, { dailyLimit: null });
+      await ctx.store.keys.updateKey(k.id, { dailyLimit: null });
       for (const store of ctx.stores) expect(await hold(store, accountId, HOLD, { key: k })).toEqual({ ok: true });
-      expect(await ctx.store.getAccount(accountId)).toMatchObject({ balance: 20 * HOLD, held: 6 * HOLD + HOLD / 2 });
+      expect(await ctx.store.accounts.getAccount(accountId)).toMatchObject({ balance: 20 * HOLD, held: 6 * HOLD + HOLD / 2 });
       expect(await ledgerMoney(ctx.store, accountId)).toEqual({ balance: 20 * HOLD, held: 6 * HOLD + HOLD / 2 });
     });
 
@@ -46,7 +46,7 @@ for (const dialect of DIALECTS) {
       const k = await key(ctx.store, paying);
       expect(await hold(ctx.store, paying, HOLD, { key: k })).toEqual({ ok: true });
       expect(await hold(ctx.store, paying, 2 * HOLD, { key: k })).toEqual({ ok: false, reason: 'insufficient_credits', available: HOLD });
-      await ctx.store.updateAccount(paying, { monthlySpendingLimit: HOLD + HOLD / 4 });
+      await ctx.store.accounts.updateAccount(paying, { monthlySpendingLimit: HOLD + HOLD / 4 });
       expect(await hold(ctx.store, paying, HOLD / 2, { key: k })).toEqual({ ok: false, reason: 'spending_limit', limit: HOLD + HOLD / 4, spent: HOLD });
       expect(await ledgerMoney(ctx.store, paying)).toEqual({ balance: 2 * HOLD, held: HOLD });
     });

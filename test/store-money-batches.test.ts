@@ -27,13 +27,13 @@ for (const dialect of DIALECTS) {
         const mine = first.filter((h) => h.accountId === accountId);
         expect(mine.filter((h) => h.result.ok)).toHaveLength(5);
         for (const refused of mine.filter((h) => !h.result.ok)) expect(refused.result).toEqual({ ok: false, reason: 'insufficient_credits', available: 0 });
-        expect(await ctx.store.getAccount(accountId)).toMatchObject({ balance: 5 * HOLD, held: 5 * HOLD });
+        expect(await ctx.store.accounts.getAccount(accountId)).toMatchObject({ balance: 5 * HOLD, held: 5 * HOLD });
       }
 
       // Settlements (a fifth of the hold each) racing with new holds on the same accounts, over the three processes.
       const passed = first.filter((h) => h.result.ok);
       const second = await Promise.all([
-        ...passed.map((h, i) => (ctx.stores[i % 3] as Store).settle(h.jobId, { cost: HOLD / 5, usage: { prompt_tokens: 1 }, status: 'succeeded', at: Date.now() }).then(() => undefined)),
+        ...passed.map((h, i) => (ctx.stores[i % 3] as Store).money.settle(h.jobId, { cost: HOLD / 5, usage: { prompt_tokens: 1 }, status: 'succeeded', at: Date.now() }).then(() => undefined)),
         ...Array.from({ length: 60 }, async (_, i) => {
           const accountId = accounts[i % 6] as string;
           const jobId = randomUUID();
@@ -41,11 +41,11 @@ for (const dialect of DIALECTS) {
         }),
       ]);
       const later = second.filter((h) => h !== undefined);
-      for (const h of later.filter((x) => x.result.ok)) await ctx.store.refund(h.jobId, { status: 'canceled', errorCode: 'client_closed', at: Date.now() });
+      for (const h of later.filter((x) => x.result.ok)) await ctx.store.money.refund(h.jobId, { status: 'canceled', errorCode: 'client_closed', at: Date.now() });
       for (const accountId of accounts) {
         // 5 runs settled at a fifth of a hold: 4 holds' worth left; at most 4 of the later holds could pass.
         expect(later.filter((h) => h.accountId === accountId && h.result.ok).length).toBeLessThanOrEqual(4);
-        expect(await ctx.store.getAccount(accountId)).toMatchObject({ balance: 4 * HOLD, held: 0 });
+        expect(await ctx.store.accounts.getAccount(accountId)).toMatchObject({ balance: 4 * HOLD, held: 0 });
         expect(await ledgerMoney(ctx.store, accountId)).toEqual({ balance: 4 * HOLD, held: 0 });
       }
     });
@@ -61,8 +61,8 @@ for (const dialect of DIALECTS) {
       ]);
       expect(results.slice(0, 10).every((r) => r.status === 'fulfilled' && r.value.ok)).toBe(true);
       expect(results[10]?.status).toBe('rejected');
-      expect(await ctx.store.getAccount(accounts[0] as string)).toMatchObject({ balance: 2 * HOLD, held: HOLD + HOLD / 2 });
-      expect(await ctx.store.getAccount(accounts[1] as string)).toMatchObject({ balance: 2 * HOLD, held: HOLD / 2 });
+      expect(await ctx.store.accounts.getAccount(accounts[0] as string)).toMatchObject({ balance: 2 * HOLD, held: HOLD + HOLD / 2 });
+      expect(await ctx.store.accounts.getAccount(accounts[1] as string)).toMatchObject({ balance: 2 * HOLD, held: HOLD / 2 });
       for (const accountId of accounts) {
         const held = accountId === accounts[0] ? HOLD + HOLD / 2 : HOLD / 2;
         expect(await ledgerMoney(ctx.store, accountId)).toEqual({ balance: 2 * HOLD, held });

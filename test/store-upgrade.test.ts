@@ -11,10 +11,8 @@ import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteDialect } from 
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startOfUtcDay } from '../src/shared/time.ts';
-import { openAudioUploads } from '../src/store/sql/audio-uploads-store.ts';
 import { openStore } from '../src/store/open-store.ts';
-import { migrationProvider } from '../src/store/sql/migrations.ts';
-import { usageStoreFor } from '../src/store/sql/usage-rollups.ts';
+import { migrationProvider } from '../src/store/sql/migrations/index.ts';
 import type { Store } from '../src/store/types.ts';
 import { createV1Database } from './fixtures/store-v1.ts';
 import { account, hold, ledgerMoney, postgresSchema } from './helpers/stores.ts';
@@ -60,16 +58,16 @@ async function fillV1(db: Kysely<unknown>, dialect: 'sqlite' | 'postgres'): Prom
 }
 
 async function checkCarried(store: Store): Promise<void> {
-  expect(await store.getAccount('acc-a')).toMatchObject({ balance: 9_650_000, held: 2_000_000, monthlySpendingLimit: 3_000_000, hasPurchase: true });
-  expect(await store.getJob('j-open')).toMatchObject({ status: 'processing', held: 2_000_000, cost: null, usage: null });
-  expect(await store.getJob('j-settled')).toMatchObject({ status: 'succeeded', cost: 250_000, usage: { prompt_tokens: 100, completion_tokens: 50 } });
-  expect(await store.getJob('j-closed')).toMatchObject({ status: 'canceled', cost: 100_000, usage: { prompt_tokens: 20, completion_tokens: 7 }, errorCode: null });
-  expect(await store.getJob('j-failed')).toMatchObject({ status: 'failed', cost: 0, errorCode: 'upstream_error' });
-  expect(await store.getJob('j-aborted')).toMatchObject({ status: 'canceled', cost: 0, errorCode: 'client_closed_request' });
-  expect((await store.listLedger('acc-a', 100)).map((e) => e.kind).sort()).toEqual(['hold', 'hold', 'hold', 'hold', 'hold', 'refund', 'refund', 'settle', 'settle', 'topup']);
-  expect(await store.accountSpentSince('acc-a', today)).toBe(350_000);
+  expect(await store.accounts.getAccount('acc-a')).toMatchObject({ balance: 9_650_000, held: 2_000_000, monthlySpendingLimit: 3_000_000, hasPurchase: true });
+  expect(await store.jobs.getJob('j-open')).toMatchObject({ status: 'processing', held: 2_000_000, cost: null, usage: null });
+  expect(await store.jobs.getJob('j-settled')).toMatchObject({ status: 'succeeded', cost: 250_000, usage: { prompt_tokens: 100, completion_tokens: 50 } });
+  expect(await store.jobs.getJob('j-closed')).toMatchObject({ status: 'canceled', cost: 100_000, usage: { prompt_tokens: 20, completion_tokens: 7 }, errorCode: null });
+  expect(await store.jobs.getJob('j-failed')).toMatchObject({ status: 'failed', cost: 0, errorCode: 'upstream_error' });
+  expect(await store.jobs.getJob('j-aborted')).toMatchObject({ status: 'canceled', cost: 0, errorCode: 'client_closed_request' });
+  expect((await store.accounts.listLedger('acc-a', 100)).map((e) => e.kind).sort()).toEqual(['hold', 'hold', 'hold', 'hold', 'hold', 'refund', 'refund', 'settle', 'settle', 'topup']);
+  expect(await store.accounts.accountSpentSince('acc-a', today)).toBe(350_000);
   // The dashboard's totals, rolled up from the carried ledger: the account's day, and one key's.
-  const usage = usageStoreFor(store);
+  const usage = store.usage;
   const overview = await usage?.usage({ from: today, to: today + DAY, bucket: 'day', accountId: 'acc-a' });
   expect(overview?.series).toEqual([{ t: today, requests: 4, errors: 2, credits: 350_000, promptTokens: 120, completionTokens: 57 }]);
   expect(overview?.errorsByCode.map((c) => c.code).sort()).toEqual(['client_closed_request', 'upstream_error']);
@@ -78,32 +76,32 @@ async function checkCarried(store: Store): Promise<void> {
     .toEqual([{ keyId: 'key-2', keyName: 'k', accountId: 'acc-a', requests: 3, credits: 100_000 }]);
 
   // Key usage per family, from the carried jobs: settled at cost, the open hold at its amount, refunds at 0.
-  expect(await store.keyFamilyUsage('key-1', now)).toEqual({ day: 2_350_000, month: 2_350_000 });
+  expect(await store.keys.keyFamilyUsage('key-1', now)).toEqual({ day: 2_350_000, month: 2_350_000 });
   // The key limit (2.5 credits a day) and the spending limit (3 credits a month) see the carried usage.
-  const key = await store.getKey('key-2');
+  const key = await store.keys.getKey('key-2');
   expect(key?.familyId).toBe('key-1');
   expect(await hold(store, 'acc-a', 150_001, { key, at: now })).toEqual({ ok: false, reason: 'key_limit', period: 'daily', limit: 2_500_000, used: 2_350_000 });
   expect(await hold(store, 'acc-a', 650_001, { at: now })).toEqual({ ok: false, reason: 'spending_limit', limit: 3_000_000, spent: 2_350_000 });
 
   // The open hold of the old process is still refunded by crash recovery: its heartbeat counts as a lease of that
   // release's 30 s (a rolling upgrade), so not while it lives, and once, after.
-  expect(await store.runningJobOwners()).toEqual(['old-proc']);
-  expect(await store.listInstances()).toEqual([{ id: 'old-proc', host: 'old-host', pid: 4242, pidScope: null, leaseUntil: now + 30_000 }]);
-  expect(await store.refundJobsOf(['old-proc'], now, now + 29_999)).toBe(0);
-  expect(await store.refundJobsOf(['old-proc'], now, now + 30_000)).toBe(1);
-  expect(await store.refundJobsOf(['old-proc'], now, now + 30_000)).toBe(0);
-  expect(await store.getAccount('acc-a')).toMatchObject({ balance: 9_650_000, held: 0 });
-  expect(await store.keyFamilyUsage('key-1', now)).toEqual({ day: 350_000, month: 350_000 });
+  expect(await store.instances.runningJobOwners()).toEqual(['old-proc']);
+  expect(await store.instances.listInstances()).toEqual([{ id: 'old-proc', host: 'old-host', pid: 4242, pidScope: null, leaseUntil: now + 30_000 }]);
+  expect(await store.instances.refundJobsOf(['old-proc'], now, now + 29_999)).toBe(0);
+  expect(await store.instances.refundJobsOf(['old-proc'], now, now + 30_000)).toBe(1);
+  expect(await store.instances.refundJobsOf(['old-proc'], now, now + 30_000)).toBe(0);
+  expect(await store.accounts.getAccount('acc-a')).toMatchObject({ balance: 9_650_000, held: 0 });
+  expect(await store.keys.keyFamilyUsage('key-1', now)).toEqual({ day: 350_000, month: 350_000 });
   expect((await hold(store, 'acc-a', 150_000, { key, at: now })).ok).toBe(true);
 
   // The trial account carries its two failures in a row: one more, and the next run is refused.
   const failing = 'b-4';
   expect((await hold(store, 'acc-b', 1_000, { jobId: failing, at: now })).ok).toBe(true);
-  await store.refund(failing, { status: 'failed', errorCode: 'upstream_error', at: now });
+  await store.money.refund(failing, { status: 'failed', errorCode: 'upstream_error', at: now });
   expect(await hold(store, 'acc-b', 1_000, { at: now })).toEqual({ ok: false, reason: 'trial', rule: 'failures_in_a_row' });
 
   // Migration 006: the upgraded store keeps voice-sample bytes, and deletes them once expired.
-  const uploads = openAudioUploads(store);
+  const uploads = store.uploads;
   const bytes = Buffer.from([0x52, 0x49, 0x46, 0x46, 0x00, 0xff, 0x10]);
   await uploads.create({ id: 'u-1', secret: 's', accountId: 'acc-a', keyId: 'key-2', contentType: 'audio/wav', bytes, durationSeconds: 1.5, createdAt: now, expiresAt: now + 1000 });
   expect(await uploads.get('u-1')).toMatchObject({ accountId: 'acc-a', contentType: 'audio/wav', durationSeconds: 1.5, expiresAt: now + 1000 });
@@ -158,7 +156,7 @@ describe('upgrading a first-release database in place', () => {
     const a = await openStore(first.url);
     try {
       const b = await openStore(second.url);
-      expect(await b.getAccount('none')).toBeUndefined();
+      expect(await b.accounts.getAccount('none')).toBeUndefined();
       await b.close();
     } finally {
       await a.close();
@@ -180,11 +178,11 @@ async function checkUsable(store: Store): Promise<void> {
   const id = await account(store, { credits: 5_000_000 });
   const held = await hold(store, id, 1_000_000, { jobId: 'after-upgrade' });
   expect(held.ok).toBe(true);
-  await store.settle('after-upgrade', { cost: 400_000, usage: { prompt_tokens: 10, completion_tokens: 5 }, status: 'succeeded', at: Date.now() });
-  expect(await store.getAccount(id)).toMatchObject({ balance: 4_600_000, held: 0 });
+  await store.money.settle('after-upgrade', { cost: 400_000, usage: { prompt_tokens: 10, completion_tokens: 5 }, status: 'succeeded', at: Date.now() });
+  expect(await store.accounts.getAccount(id)).toMatchObject({ balance: 4_600_000, held: 0 });
   expect(await ledgerMoney(store, id)).toEqual({ balance: 4_600_000, held: 0 });
   // The dashboard counts the settlement once: migration 095 dropped the ledger trigger that rolled it up before the roller.
-  const usage = usageStoreFor(store);
+  const usage = store.usage;
   if (usage === undefined) throw new Error('not a SQL store');
   const report = await usage.usage({ from: Date.now() - 3_600_000, to: Date.now() + 3_600_000, bucket: 'hour', accountId: id });
   expect(report.series).toHaveLength(1);

@@ -15,14 +15,14 @@ describe('WAL checkpointer', () => {
     const file = join(dir, 'gateway.db');
     try {
       const store = await openStore(`sqlite:${file}`);
-      const account = await store.createAccount({ name: 'w', email: null, createdAt: Date.now(), hasPurchase: true, billingEmails: true });
-      await store.addCredits(account.id, 1e12, 'topup', Date.now());
+      const account = await store.accounts.createAccount({ name: 'w', email: null, createdAt: Date.now(), hasPurchase: true, billingEmails: true });
+      await store.accounts.addCredits(account.id, 1e12, 'topup', Date.now());
       // Fewer pages than SQLite's own auto-checkpoint threshold (1,000): only the checkpointer copies them back.
       const before = statSync(file).size;
       for (let i = 0; i < 40; i++) {
         const jobId = randomUUID();
-        await store.hold({ jobId, accountId: account.id, keyId: null, keyFamilyId: null, kind: 'chat', model: 'm', amount: 10, at: Date.now(), instanceId: 'x', clientAddress: null, countsTowardKeyLimits: true });
-        await store.settle(jobId, { cost: 5, usage: { prompt_tokens: 1, completion_tokens: 1 }, status: 'succeeded', at: Date.now() });
+        await store.money.hold({ jobId, accountId: account.id, keyId: null, keyFamilyId: null, kind: 'chat', model: 'm', amount: 10, at: Date.now(), instanceId: 'x', clientAddress: null, countsTowardKeyLimits: true });
+        await store.money.settle(jobId, { cost: 5, usage: { prompt_tokens: 1, completion_tokens: 1 }, status: 'succeeded', at: Date.now() });
       }
       expect(statSync(`${file}-wal`).size).toBeGreaterThan(0);
       const afterWrites = statSync(file).size;
@@ -32,7 +32,7 @@ describe('WAL checkpointer', () => {
       await store.close();
       expect(statSync(`${file}-wal`, { throwIfNoEntry: false })?.size ?? 0).toBe(0);
       const reopened = await openStore(`sqlite:${file}`);
-      expect((await reopened.getAccount(account.id))?.balance).toBe(1e12 - 40 * 5);
+      expect((await reopened.accounts.getAccount(account.id))?.balance).toBe(1e12 - 40 * 5);
       await reopened.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -55,8 +55,8 @@ describe('WAL checkpointer', () => {
     const walBytes = () => statSync(`${file}-wal`, { throwIfNoEntry: false })?.size ?? 0;
     try {
       const store = await openStore(`sqlite:${file}`);
-      const account = await store.createAccount({ name: 'w', email: null, createdAt: Date.now(), hasPurchase: true, billingEmails: true });
-      await store.addCredits(account.id, 1e15, 'topup', Date.now());
+      const account = await store.accounts.createAccount({ name: 'w', email: null, createdAt: Date.now(), hasPurchase: true, billingEmails: true });
+      await store.accounts.addCredits(account.id, 1e15, 'topup', Date.now());
       const first = restarts();
       let pairs = 0;
       let largest = 0;
@@ -68,8 +68,8 @@ describe('WAL checkpointer', () => {
       await Promise.all(Array.from({ length: 50 }, async () => {
         while (!done()) {
           const jobId = randomUUID();
-          await store.hold({ jobId, accountId: account.id, keyId: null, keyFamilyId: null, kind: 'chat', model: 'm', amount: 10, at: Date.now(), instanceId: 'x', clientAddress: null, countsTowardKeyLimits: true });
-          await store.settle(jobId, { cost: 5, usage: { prompt_tokens: 1, completion_tokens: 1 }, status: 'succeeded', at: Date.now() });
+          await store.money.hold({ jobId, accountId: account.id, keyId: null, keyFamilyId: null, kind: 'chat', model: 'm', amount: 10, at: Date.now(), instanceId: 'x', clientAddress: null, countsTowardKeyLimits: true });
+          await store.money.settle(jobId, { cost: 5, usage: { prompt_tokens: 1, completion_tokens: 1 }, status: 'succeeded', at: Date.now() });
           pairs++;
           largest = Math.max(largest, walBytes());
         }
@@ -78,7 +78,7 @@ describe('WAL checkpointer', () => {
       expect(largest).toBeLessThan(256 * 2 ** 20);
       await store.close();
       const reopened = await openStore(`sqlite:${file}`);
-      expect(await reopened.getAccount(account.id)).toMatchObject({ balance: 1e15 - pairs * 5, held: 0 });
+      expect(await reopened.accounts.getAccount(account.id)).toMatchObject({ balance: 1e15 - pairs * 5, held: 0 });
       await reopened.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -112,13 +112,13 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
     });
 
     const requireAccount = async (id: string) => {
-      const account = await store.getAccount(id);
+      const account = await store.accounts.getAccount(id);
       if (account === undefined) throw new GatewayError('account_not_found', `No account with id ${id}.`);
       return account;
     };
     const accountAnswer = async (id: string) => {
       const account = await requireAccount(id);
-      return accountView(account, await store.accountSpentSince(id, startOfUtcMonth(now())));
+      return accountView(account, await store.accounts.accountSpentSince(id, startOfUtcMonth(now())));
     };
 
     // Process health for operators and the benchmark: memory and event-loop delay since the last reset.
@@ -144,7 +144,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
 
     admin.post('/accounts', async (request, reply) => {
       const body = parse(newAccountBody, request.body);
-      const account = await store.createAccount({
+      const account = await store.accounts.createAccount({
         name: body.name,
         email: body.email ?? null,
         createdAt: body.created_at === undefined ? now() : Date.parse(body.created_at),
@@ -162,7 +162,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
     admin.patch<{ Params: { id: string } }>('/accounts/:id', async (request) => {
       const body = parse(patchAccountBody, request.body);
       await requireAccount(request.params.id);
-      await store.updateAccount(request.params.id, {
+      await store.accounts.updateAccount(request.params.id, {
         monthlySpendingLimit: orNull(body.monthly_spending_limit_credits),
         billingEmails: body.billing_emails,
       });
@@ -172,7 +172,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
     admin.post<{ Params: { id: string } }>('/accounts/:id/credits', async (request) => {
       const body = parse(addCreditsBody, request.body);
       await requireAccount(request.params.id);
-      await store.addCredits(request.params.id, creditsToMicro(body.credits), body.purchase ? 'topup' : 'grant', now());
+      await store.accounts.addCredits(request.params.id, creditsToMicro(body.credits), body.purchase ? 'topup' : 'grant', now());
       return accountAnswer(request.params.id);
     });
 
@@ -182,12 +182,12 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
       const raw = request.query.limit;
       const limit = raw === 'all' ? Number.MAX_SAFE_INTEGER : raw === undefined ? 1000 : Number(raw);
       if (!Number.isInteger(limit) || limit < 1) throw new GatewayError('validation_failed', "limit must be a positive integer or 'all'.", { details: { formErrors: [], fieldErrors: { limit: ['a positive integer or all'] } } });
-      return (await store.listLedger(request.params.id, limit)).map(ledgerView);
+      return (await store.accounts.listLedger(request.params.id, limit)).map(ledgerView);
     });
 
     admin.get<{ Params: { id: string } }>('/accounts/:id/notifications', async (request) => {
       await requireAccount(request.params.id);
-      return (await store.listNotifications(request.params.id, 1000)).map(notificationView);
+      return (await store.notifications.listNotifications(request.params.id, 1000)).map(notificationView);
     });
 
     admin.post<{ Params: { id: string } }>('/accounts/:id/keys', async (request, reply) => {
@@ -217,7 +217,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
     admin.get<{ Params: { id: string } }>('/accounts/:id/keys', async (request) => {
       await requireAccount(request.params.id);
       const t = now();
-      return (await store.listKeys(request.params.id)).map((k) => keyView(k, t));
+      return (await store.keys.listKeys(request.params.id)).map((k) => keyView(k, t));
     });
 
     admin.patch<{ Params: { keyId: string } }>('/keys/:keyId', async (request) => {

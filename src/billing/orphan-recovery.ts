@@ -13,8 +13,8 @@
 import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import type { MoneyPath } from './paid-run.ts';
-import type { ProcessIdentity, Store } from '../store/types.ts';
+import type { MoneyStore } from '../store/money-contract.ts';
+import type { InstanceStore, ProcessIdentity } from '../store/types.ts';
 
 export const DEFAULT_LEASE_MS = 30_000;
 
@@ -51,7 +51,7 @@ export class OrphanRecovery {
   private renewedAt = Number.NEGATIVE_INFINITY;
   private swept = false;
 
-  constructor(private readonly store: Store, instanceId: string, private readonly options: RecoveryOptions = {}) {
+  constructor(private readonly store: InstanceStore, instanceId: string, private readonly options: RecoveryOptions = {}) {
     this.self = { id: instanceId, host: hostname(), pid: process.pid, pidScope: currentPidScope() };
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   }
@@ -93,7 +93,7 @@ export class OrphanRecovery {
 }
 
 /** The money path with this process's lease made sure of before each hold. */
-export function holdsUnderLease(money: MoneyPath, recovery: OrphanRecovery): MoneyPath {
+export function holdsUnderLease(money: MoneyStore, recovery: OrphanRecovery): MoneyStore {
   return {
     hold: async (hold) => {
       await recovery.ensureLease();

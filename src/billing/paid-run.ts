@@ -9,20 +9,14 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { GatewayError, internalError, invalidApiKey } from '../shared/errors.ts';
 import { NO_RUN_METRICS, type RunMetrics } from '../shared/run-metrics.ts';
-import type { HoldResult, JobKind, NewHold, Refund, Settlement, UsageUnits } from '../store/money-contract.ts';
+import type { HoldResult, JobKind, MoneyStore, NewHold, Refund, Settlement, UsageUnits } from '../store/money-contract.ts';
 import type { ApiKeyRecord } from '../store/types.ts';
 import { refusalError, type RefusalCodes } from './hold-refusal.ts';
 import type { InFlightRuns, StopReason, StoppableRun } from './in-flight.ts';
 
-/** The store's money path, as the core uses it. */
-export interface MoneyPath {
-  hold(hold: NewHold): Promise<HoldResult>;
-  settle(jobId: string, settlement: Settlement): Promise<number>;
-  refund(jobId: string, refund: Refund): Promise<boolean>;
-}
-
 export interface PaidRunDeps {
-  money: MoneyPath;
+  /** The store's money part. */
+  money: MoneyStore;
   inFlight: InFlightRuns;
   instanceId: string;
   providerTimeoutMs: number;

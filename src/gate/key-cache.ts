@@ -7,7 +7,7 @@
  */
 import type { KeyEvents } from '../keys/key-events.ts';
 import { hashKeySecret } from '../keys/key-secret.ts';
-import type { ApiKeyRecord, Store } from '../store/types.ts';
+import type { ApiKeyRecord, KeyStore } from '../store/types.ts';
 import { parseAddressList, type AddressMatcher } from './address-match.ts';
 
 export interface ResolvedKey {
@@ -26,7 +26,7 @@ export class KeyCache {
   private generation = 0;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: Pick<KeyStore, 'findKeyByHash'>,
     private readonly events: KeyEvents,
   ) {
     events.subscribe((change) => {

@@ -12,11 +12,11 @@ import type { AccessGate } from '../gate/access-gate.ts';
 import type { Scope } from '../shared/scopes.ts';
 import { GatewayError, invalidApiKey } from '../shared/errors.ts';
 import type { JobKind } from '../store/money-contract.ts';
-import type { Store } from '../store/types.ts';
+import type { JobStore } from '../store/types.ts';
 import { jobView } from './job-view.ts';
 
 export interface JobsRouteDeps {
-  store: Pick<Store, 'getJob'>;
+  jobs: Pick<JobStore, 'getJob'>;
   gate: AccessGate;
 }
 
@@ -43,7 +43,7 @@ export function registerJobsRoute(app: FastifyInstance, deps: JobsRouteDeps): vo
     const keyPass = request.keyPass;
     if (keyPass === undefined) throw invalidApiKey();
     const { id } = request.params as { id: string };
-    const job = UUID.test(id) ? await deps.store.getJob(id.toLowerCase()) : undefined;
+    const job = UUID.test(id) ? await deps.jobs.getJob(id.toLowerCase()) : undefined;
     const own = job !== undefined && job.accountId === keyPass.key.record.accountId;
     // Own job: `jobs` or its kind's scope. Unknown, or another account's (whose kind is not told): `jobs` or any creating scope.
     const kindScope = own ? KIND_SCOPE[job.kind as JobKind] : undefined;

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../shared/errors.ts';
-import type { ApiKeyPatch, ApiKeyRecord, Store } from '../store/types.ts';
+import type { ApiKeyPatch, ApiKeyRecord, KeyStore } from '../store/types.ts';
 import { startOfNextUtcDay, startOfNextUtcMonth } from '../shared/time.ts';
 import type { KeyEvents } from './key-events.ts';
 import { displayPrefix, generateKeySecret, hashKeySecret } from './key-secret.ts';
@@ -34,7 +34,7 @@ export interface KeyUsage {
 
 export class KeyService {
   constructor(
-    private readonly store: Store,
+    private readonly store: KeyStore,
     private readonly events: KeyEvents,
     private readonly now: () => number = Date.now,
   ) {}

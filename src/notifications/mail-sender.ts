@@ -10,7 +10,11 @@ import nodemailer, { type Transporter } from 'nodemailer';
 import { iso, startOfNextUtcDay, startOfNextUtcMonth } from '../shared/time.ts';
 import type { ClaimedMail, KeyStore, NotificationStore } from '../store/types.ts';
 
-export type MailOutbox = Pick<NotificationStore, 'claimMail' | 'markMailSent' | 'markMailFailed'> & Pick<KeyStore, 'getKey'>;
+/** The outbox's rows, and the key a mail names. */
+export interface MailOutbox {
+  notifications: Pick<NotificationStore, 'claimMail' | 'markMailSent' | 'markMailFailed'>;
+  keys: Pick<KeyStore, 'getKey'>;
+}
 
 export interface MailSenderOptions {
   smtpUrl: string;
@@ -88,7 +92,7 @@ export class MailSender {
     const { outbox, logger, claimer } = this.options;
     let mails: ClaimedMail[];
     try {
-      mails = await outbox.claimMail(claimer, this.now(), { limit: 20, leaseMs: this.timeoutMs * 3 });
+      mails = await outbox.notifications.claimMail(claimer, this.now(), { limit: 20, leaseMs: this.timeoutMs * 3 });
     } catch (err) {
       logger.error({ err }, 'reading the mail outbox failed');
       return;
@@ -96,18 +100,18 @@ export class MailSender {
     for (const mail of mails) {
       try {
         if (mail.to === null) {
-          await outbox.markMailFailed(mail.id, claimer, 'the account has no e-mail address', null);
+          await outbox.notifications.markMailFailed(mail.id, claimer, 'the account has no e-mail address', null);
           continue;
         }
-        const key = mail.notification.keyId === null ? undefined : await outbox.getKey(mail.notification.keyId);
+        const key = mail.notification.keyId === null ? undefined : await outbox.keys.getKey(mail.notification.keyId);
         const { subject, text } = mailText(mail, key?.name ?? 'unknown key');
         await this.transport.sendMail({ from: this.options.from, to: mail.to, subject, text });
-        await outbox.markMailSent(mail.id, claimer, this.now());
+        await outbox.notifications.markMailSent(mail.id, claimer, this.now());
       } catch (err) {
         const attempt = mail.attempts;
         logger.warn({ err, mailId: mail.id, attempt }, 'sending a notification e-mail failed; it will be retried');
         const retryAt = attempt >= MAX_ATTEMPTS ? null : this.now() + retryDelay(attempt);
-        await outbox.markMailFailed(mail.id, claimer, err instanceof Error ? err.message : String(err), retryAt).catch(() => undefined);
+        await outbox.notifications.markMailFailed(mail.id, claimer, err instanceof Error ? err.message : String(err), retryAt).catch(() => undefined);
       }
     }
   }

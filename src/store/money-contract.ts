@@ -82,3 +82,16 @@ export interface Refund {
   errorCode: string;
   at: number;
 }
+
+/**
+ * The money path: one atomic hold with every admission check, then one settle or refund. The
+ * store's `money` part; the paid-run core (src/billing/paid-run.ts) calls nothing else.
+ */
+export interface MoneyStore {
+  /** Reserves credits, or refuses with the first failing check; nothing is created or charged on a refusal. */
+  hold(hold: NewHold): Promise<HoldResult>;
+  /** Bills a processing job (capped at its hold) and releases the rest; the amount charged (0 when it was no longer processing). */
+  settle(jobId: string, settlement: Settlement): Promise<number>;
+  /** Releases a processing job's whole hold; false when it was no longer processing. */
+  refund(jobId: string, refund: Refund): Promise<boolean>;
+}

@@ -7,8 +7,8 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import type { Store } from './types.ts';
-import { PostgresMoney } from './sql/money-postgres.ts';
-import { SqliteMoney } from './sql/money-sqlite.ts';
+import { PostgresGroupCommit } from './sql/money/postgres-group-commit.ts';
+import { SqliteGroupCommit } from './sql/money/sqlite-group-commit.ts';
 import { QueryCounter, sqlStore } from './sql/sql-store.ts';
 import type { Database } from './sql/tables.ts';
 import { postgresRollup, sqliteRollup } from './sql/usage-pending.ts';
@@ -42,7 +42,7 @@ function openSqlite(path: string): Store {
   return sqlStore({
     dialect: 'sqlite',
     db: new Kysely<Database>({ dialect: new SqliteDialect({ database }), log: counter.tick }),
-    money: new SqliteMoney(database, counter.tick),
+    money: new SqliteGroupCommit(database, counter.tick),
     counter,
     beforeClose: stopCheckpointer,
     rollUsage: sqliteUsageRoller(database),
@@ -96,7 +96,7 @@ function openPostgres(url: string, options: StoreOptions): Store {
   return sqlStore({
     dialect: 'postgres',
     db,
-    money: new PostgresMoney(pool, counter.tick, options.groupCommit ?? true, options.moneySlots ?? 2),
+    money: new PostgresGroupCommit(pool, counter.tick, options.groupCommit ?? true, options.moneySlots ?? 2),
     counter,
     // Straight on the pool, as SQLite's roller runs on its connection: background work, not a query a request made
     // (the query count is what tests of the request path read).

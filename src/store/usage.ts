@@ -3,7 +3,8 @@
  * and account search. Kept apart from the money path's Store; times are Unix milliseconds,
  * money integer micro-credits.
  */
-import type { AccountRecord, JobStatus } from './types.ts';
+import type { AccountRecord } from './accounts.ts';
+import type { JobStatus } from './money-contract.ts';
 
 export type UsageBucket = 'hour' | 'day';
 

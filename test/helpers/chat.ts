@@ -97,7 +97,7 @@ export async function startChatHarness(env: Record<string, string> = {}, extraMo
 
 /** Balance and held credits in micro-credits, straight from the store. */
 export async function money(gw: TestGateway, accountId: string): Promise<{ balance: number; held: number }> {
-  const account = await gw.gateway.store.getAccount(accountId);
+  const account = await gw.gateway.store.accounts.getAccount(accountId);
   if (account === undefined) throw new Error('no account');
   return { balance: account.balance, held: account.held };
 }

@@ -190,15 +190,15 @@ interface LedgerState {
 
 async function ledgerState(ctx: FuzzContext): Promise<LedgerState> {
   return {
-    paying: await ctx.store.listLedger(ctx.paying.accountId, Number.MAX_SAFE_INTEGER),
-    bystander: (await ctx.store.listLedger(ctx.bystander.accountId, Number.MAX_SAFE_INTEGER)).length,
+    paying: await ctx.store.accounts.listLedger(ctx.paying.accountId, Number.MAX_SAFE_INTEGER),
+    bystander: (await ctx.store.accounts.listLedger(ctx.bystander.accountId, Number.MAX_SAFE_INTEGER)).length,
   };
 }
 
 /** Balance equals Σ top-ups and grants − Σ settlements, and nothing is left held. */
 async function balanced(ctx: FuzzContext, accountId: string): Promise<string | undefined> {
-  const account = await ctx.store.getAccount(accountId);
-  const ledger = await ctx.store.listLedger(accountId, Number.MAX_SAFE_INTEGER);
+  const account = await ctx.store.accounts.getAccount(accountId);
+  const ledger = await ctx.store.accounts.listLedger(accountId, Number.MAX_SAFE_INTEGER);
   const sum = ledger.reduce((s, e) => s + (e.kind === 'topup' || e.kind === 'grant' ? e.amount : e.kind === 'settle' ? -e.amount : 0), 0);
   if (account === undefined) return `account ${accountId} is gone`;
   if (account.held !== 0) return `${account.held} micro-credits are still held after the answer`;

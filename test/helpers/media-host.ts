@@ -5,7 +5,6 @@
  */
 import { emulatorEnv, startEmulator } from '../../emulators/index.ts';
 import type { Emulator } from '../../emulators/types.ts';
-import { openMediaJobs } from '../../src/store/sql/media-jobs-store.ts';
 import type { MediaJobRecord } from '../../src/store/media-jobs.ts';
 import type { JobRecord } from '../../src/store/types.ts';
 import { chatEntry, imageEntry, writeCatalog, type Entry } from '../fixtures/catalog.ts';
@@ -104,7 +103,7 @@ export async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boo
 
 /** The job's money row and its media record, straight from the store. */
 export async function jobOf(gw: TestGateway, jobId: string): Promise<{ job: JobRecord | undefined; media: MediaJobRecord | undefined }> {
-  return { job: await gw.gateway.store.getJob(jobId), media: await openMediaJobs(gw.gateway.store).get(jobId) };
+  return { job: await gw.gateway.store.jobs.getJob(jobId), media: await gw.gateway.store.mediaJobs.get(jobId) };
 }
 
 /** The job once its money is settled or refunded. */

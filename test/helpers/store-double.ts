@@ -6,8 +6,7 @@
  */
 import type { HoldRefusal } from '../../src/store/money-contract.ts';
 import { openStore } from '../../src/store/open-store.ts';
-import { wrapsSqlStore } from '../../src/store/sql/sql-store.ts';
-import type { Store } from '../../src/store/types.ts';
+import type { JobStore, MoneyStore, Store } from '../../src/store/types.ts';
 
 export interface StoreDouble {
   store: Store;
@@ -21,32 +20,51 @@ export async function storeDouble(): Promise<StoreDouble> {
   const inner = await openStore('sqlite::memory:');
   const refusals = new Map<string, HoldRefusal>();
   const outputs = new Map<string, unknown>();
-  const overrides: Partial<Store> = {
-    hold: async (hold) => {
-      const refusal = refusals.get(hold.accountId);
-      return refusal === undefined ? inner.hold(hold) : { ok: false, ...refusal };
+  const store = withParts(inner, {
+    money: {
+      hold: async (hold) => {
+        const refusal = refusals.get(hold.accountId);
+        return refusal === undefined ? inner.money.hold(hold) : { ok: false, ...refusal };
+      },
+      settle: async (jobId, settlement) => {
+        if (settlement.output !== undefined) outputs.set(jobId, settlement.output);
+        return inner.money.settle(jobId, settlement);
+      },
     },
-    settle: async (jobId, settlement) => {
-      if (settlement.output !== undefined) outputs.set(jobId, settlement.output);
-      return inner.settle(jobId, settlement);
-    },
-    getJob: async (id) => {
-      const job = await inner.getJob(id);
-      return job === undefined || !outputs.has(id) ? job : { ...job, output: outputs.get(id) };
-    },
-  };
-  const store = new Proxy(inner, {
-    get(target, name, receiver) {
-      if (typeof name === 'string' && name in overrides) return overrides[name as keyof Store];
-      const value: unknown = Reflect.get(target, name, receiver === store ? target : receiver);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    jobs: {
+      getJob: async (id) => {
+        const job = await inner.jobs.getJob(id);
+        return job === undefined || !outputs.has(id) ? job : { ...job, output: outputs.get(id) };
+      },
     },
   });
-  wrapsSqlStore(store, inner);
   return {
     store,
     refuse: (accountId, refusal) => refusals.set(accountId, refusal),
     allow: (accountId) => refusals.delete(accountId),
     close: () => inner.close(),
   };
+}
+
+/** Replacements for some methods of some parts of a store. */
+export interface PartOverrides {
+  money?: Partial<MoneyStore>;
+  jobs?: Partial<JobStore>;
+}
+
+/** The store with some methods of its parts replaced; everything else is the store's own. */
+export function withParts(store: Store, overrides: PartOverrides): Store {
+  const wrapped = Object.create(store) as Store;
+  for (const [part, replaced] of Object.entries(overrides) as [keyof PartOverrides, Record<string, unknown>][]) {
+    const original = store[part] as object;
+    const proxy = new Proxy(original, {
+      get(target, name) {
+        if (typeof name === 'string' && name in replaced) return replaced[name];
+        const value: unknown = Reflect.get(target, name, target);
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    Object.defineProperty(wrapped, part, { value: proxy, enumerable: true });
+  }
+  return wrapped;
 }

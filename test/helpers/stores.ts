@@ -81,10 +81,10 @@ const DAY = 86_400_000;
 /** An account with credits; trial accounts (no purchase) get a grant and are two days old unless told. */
 export async function account(store: Store, options: { credits?: number; purchase?: boolean; createdAt?: number; email?: string | null } = {}): Promise<string> {
   const purchase = options.purchase ?? true;
-  const created = await store.createAccount({
+  const created = await store.accounts.createAccount({
     name: 'a', email: options.email ?? null, createdAt: options.createdAt ?? Date.now() - 2 * DAY, hasPurchase: purchase, billingEmails: true,
   });
-  if ((options.credits ?? 0) > 0) await store.addCredits(created.id, options.credits as number, purchase ? 'topup' : 'grant', Date.now());
+  if ((options.credits ?? 0) > 0) await store.accounts.addCredits(created.id, options.credits as number, purchase ? 'topup' : 'grant', Date.now());
   return created.id;
 }
 
@@ -96,7 +96,7 @@ export async function key(store: Store, accountId: string, settings: Partial<Api
     dailyLimit: null, monthlyLimit: null, expiresAt: null, warningThreshold: 0.8, emailAlerts: false, createdAt: Date.now(), revokedAt: null,
     ...settings,
   };
-  const created = await store.createKey(record, 20, Date.now());
+  const created = await store.keys.createKey(record, 20, Date.now());
   if (!created.ok) throw new Error('too many keys');
   return record;
 }
@@ -112,7 +112,7 @@ export interface HoldOptions {
 
 /** A chat hold of `amount` micro-credits. */
 export function hold(store: Store, accountId: string, amount: number, options: HoldOptions = {}) {
-  return store.hold({
+  return store.money.hold({
     jobId: options.jobId ?? randomUUID(), accountId, keyId: options.key?.id ?? null, keyFamilyId: options.key?.familyId ?? null,
     kind: 'chat', model: 'm', amount, at: options.at ?? Date.now(), instanceId: options.instanceId ?? 'i1',
     clientAddress: options.address ?? null, countsTowardKeyLimits: options.counts ?? true,
@@ -121,7 +121,7 @@ export function hold(store: Store, accountId: string, amount: number, options: H
 
 /** The store's money, recomputed from its ledger: balance and open holds. */
 export async function ledgerMoney(store: Store, accountId: string): Promise<{ balance: number; held: number }> {
-  const rows = await store.listLedger(accountId, 100_000);
+  const rows = await store.accounts.listLedger(accountId, 100_000);
   const credited = rows.filter((r) => r.kind === 'topup' || r.kind === 'grant').reduce((s, r) => s + r.amount, 0);
   const settled = rows.filter((r) => r.kind === 'settle').reduce((s, r) => s + r.amount, 0);
   const closed = new Set(rows.filter((r) => r.kind === 'settle' || r.kind === 'refund').map((r) => r.jobId));

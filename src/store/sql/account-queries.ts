@@ -67,7 +67,7 @@ export class SqlAccounts implements AccountStore {
 
   async accountSpentSince(accountId: string, since: number): Promise<number> {
     // Since a month's start, the spending limit's counter holds the answer: every settlement adds its
-    // charge to the counter of its own month (money-sql.ts 'close'), and the month's settle rows are those
+    // charge to the counter of its own month (money/close-movement.ts), and the month's settle rows are those
     // charges. Reading it spares the sum over the account's whole ledger (the dashboard's account page).
     if (since === startOfUtcMonth(since)) {
       const counter = await this.db.selectFrom('accounts').select(['month_start', 'month_settled']).where('id', '=', accountId).executeTakeFirst();

@@ -1,43 +1,10 @@
 /** AudioUploadStore on the SQL store (both dialects, one query path); the table is migration 093's. */
 import type { Kysely, Selectable } from 'kysely';
 import type { AudioUploadRecord, AudioUploadStore } from '../audio-uploads.ts';
-import type { Store } from '../types.ts';
-import { sqlDatabaseOf } from './sql-store.ts';
-import type { Database } from './tables.ts';
+import type { AudioUploadsTable, Database } from './tables.ts';
 
-type UploadsDatabase = Database & { audio_uploads: AudioUploadsTable };
-
-export interface AudioUploadsTable {
-  id: string;
-  secret: string;
-  account_id: string;
-  key_id: string | null;
-  content_type: string;
-  bytes: Buffer;
-  duration_ms: number;
-  created_at: number;
-  expires_at: number;
-}
-
-export function openAudioUploads(store: Store): AudioUploadStore {
-  // Looked up at first use, so a gateway over a store that is not SQL (a test double) still starts.
-  let uploads: SqlAudioUploads | undefined;
-  const open = (): SqlAudioUploads => {
-    if (uploads !== undefined) return uploads;
-    const db = sqlDatabaseOf(store);
-    if (db === undefined) throw new Error('audio uploads need the SQL store');
-    uploads = new SqlAudioUploads(db.withTables<{ audio_uploads: AudioUploadsTable }>());
-    return uploads;
-  };
-  return {
-    create: (upload) => open().create(upload),
-    get: (id) => open().get(id),
-    deleteExpired: (now) => open().deleteExpired(now),
-  };
-}
-
-class SqlAudioUploads implements AudioUploadStore {
-  constructor(private readonly db: Kysely<UploadsDatabase>) {}
+export class SqlAudioUploads implements AudioUploadStore {
+  constructor(private readonly db: Kysely<Database>) {}
 
   async create(u: AudioUploadRecord): Promise<void> {
     await this.db

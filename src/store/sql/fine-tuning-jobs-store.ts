@@ -1,41 +1,15 @@
 /**
  * FineTuningJobStore on the SQL store (both dialects, one query path). The table is added by
- * migration 091 (fine-tuning-jobs-migration.ts); `jobs` is read and its owner moved only here.
+ * migration 091 (migrations/091-fine-tuning-jobs.ts); `jobs` is read and its owner moved only here.
  */
 import type { Kysely } from 'kysely';
 import type { FineTuningJob, FineTuningJobStore } from '../fine-tuning-jobs.ts';
 import type { JobStatus } from '../money-contract.ts';
-import type { Store } from '../types.ts';
-import type { Database } from './tables.ts';
+import type { Database, FineTuningJobsTable } from './tables.ts';
 import { moveRunningJobs, RUNNING } from './job-adoption.ts';
-import { atFirstUse } from './sql-store.ts';
 
-export interface FineTuningJobsTable {
-  job_id: string;
-  plan: string;
-  provider_job_id: string | null;
-  snapshot: string | null;
-  created_at: number;
-  updated_at: number;
-}
-
-type FineTuningDatabase = Database & { fine_tuning_jobs: FineTuningJobsTable };
-
-
-export function openFineTuningJobs(store: Store): FineTuningJobStore {
-  const open = atFirstUse(store, 'fine-tuning jobs', (db) => new SqlFineTuningJobs(db.withTables<{ fine_tuning_jobs: FineTuningJobsTable }>()));
-  return {
-    create: (...args) => open().create(...args),
-    markStarted: (...args) => open().markStarted(...args),
-    saveSnapshot: (...args) => open().saveSnapshot(...args),
-    get: (...args) => open().get(...args),
-    list: (...args) => open().list(...args),
-    adopt: (gone, owner, expiredAt) => (gone.length === 0 ? Promise.resolve([]) : open().adopt(gone, owner, expiredAt)),
-  };
-}
-
-class SqlFineTuningJobs implements FineTuningJobStore {
-  constructor(private readonly db: Kysely<FineTuningDatabase>) {}
+export class SqlFineTuningJobs implements FineTuningJobStore {
+  constructor(private readonly db: Kysely<Database>) {}
 
   async create(jobId: string, plan: unknown, at: number): Promise<void> {
     await this.db.insertInto('fine_tuning_jobs').values({ job_id: jobId, plan: JSON.stringify(plan), provider_job_id: null, snapshot: null, created_at: at, updated_at: at }).execute();
@@ -68,6 +42,7 @@ class SqlFineTuningJobs implements FineTuningJobStore {
   }
 
   async adopt(goneInstanceIds: string[], owner: string, ownerLeaseExpiredAt?: number): Promise<FineTuningJob[]> {
+    if (goneInstanceIds.length === 0) return [];
     await moveRunningJobs(this.db, this.db.selectFrom('fine_tuning_jobs').select('job_id').where('provider_job_id', 'is not', null), goneInstanceIds, owner, ownerLeaseExpiredAt);
     const rows = await this.joined().where('jobs.status', '=', RUNNING).where('jobs.instance_id', '=', owner).where('fine_tuning_jobs.provider_job_id', 'is not', null).execute();
     return rows.map(toJob);

@@ -6,7 +6,7 @@
  * process never loses a run).
  */
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
-import { LEASE_UNTIL } from './money-sql.ts';
+import { LEASE_UNTIL } from './leases.ts';
 import type { Database } from './tables.ts';
 
 /** The `jobs.status` of a job still held. */

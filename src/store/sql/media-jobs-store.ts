@@ -1,43 +1,16 @@
 /**
  * MediaJobStore on the SQL store (both dialects, one query path). The table is added by
- * migration 004 (media-jobs-migration.ts); `jobs` is read and its owner moved only here.
+ * migration 004 (migrations/004-media-jobs.ts); `jobs` is read and its owner moved only here.
  */
 import type { Kysely, Selectable } from 'kysely';
 import type { AdoptedMediaJob, MediaJobOutcome, MediaJobRecord, MediaJobStore } from '../media-jobs.ts';
-import type { Store } from '../types.ts';
 import { moveRunningJobs, RUNNING } from './job-adoption.ts';
-import type { Database } from './tables.ts';
-import { atFirstUse } from './sql-store.ts';
-
-export interface MediaJobsTable {
-  job_id: string;
-  plan: string;
-  prediction_ids: string;
-  outputs: string | null;
-  usage: string | null;
-  error_code: string | null;
-  error_message: string | null;
-  created_at: number;
-  updated_at: number;
-}
-
-type MediaDatabase = Database & { media_jobs: MediaJobsTable };
+import type { Database, MediaJobsTable } from './tables.ts';
 
 const NO_PREDICTIONS = '[]';
 
-export function openMediaJobs(store: Store): MediaJobStore {
-  const open = atFirstUse(store, 'media jobs', (db) => new SqlMediaJobs(db.withTables<{ media_jobs: MediaJobsTable }>()));
-  return {
-    create: (...args) => open().create(...args),
-    markProcessing: (...args) => open().markProcessing(...args),
-    recordOutcome: (...args) => open().recordOutcome(...args),
-    get: (...args) => open().get(...args),
-    adopt: (gone, owner, expiredAt) => (gone.length === 0 ? Promise.resolve([]) : open().adopt(gone, owner, expiredAt)),
-  };
-}
-
-class SqlMediaJobs implements MediaJobStore {
-  constructor(private readonly db: Kysely<MediaDatabase>) {}
+export class SqlMediaJobs implements MediaJobStore {
+  constructor(private readonly db: Kysely<Database>) {}
 
   async create(jobId: string, plan: unknown, at: number): Promise<void> {
     await this.db

@@ -1,5 +1,5 @@
 /**
- * Limit notifications (written by the hold itself, money-sql.ts) and the e-mail outbox:
+ * Limit notifications (written by the hold itself, money/hold-movement.ts) and the e-mail outbox:
  * claiming rows with a lease so two processes never send the same mail, the account's
  * quota of 10 mails in 24 hours, and the sender's answers.
  */

@@ -137,6 +137,42 @@ export interface MailOutboxTable {
   created_at: number;
 }
 
+/** A media job beside its `jobs` row (migration 004). JSON values are stored as text. */
+export interface MediaJobsTable {
+  job_id: string;
+  plan: string;
+  prediction_ids: string;
+  outputs: string | null;
+  usage: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A fine-tuning job beside its `jobs` row (migration 091). */
+export interface FineTuningJobsTable {
+  job_id: string;
+  plan: string;
+  provider_job_id: string | null;
+  snapshot: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A voice sample with its bytes (migration 093). */
+export interface AudioUploadsTable {
+  id: string;
+  secret: string;
+  account_id: string;
+  key_id: string | null;
+  content_type: string;
+  bytes: Buffer;
+  duration_ms: number;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -147,4 +183,7 @@ export interface Database {
   trial_addresses: TrialAddressesTable;
   notifications: NotificationsTable;
   mail_outbox: MailOutboxTable;
+  media_jobs: MediaJobsTable;
+  fine_tuning_jobs: FineTuningJobsTable;
+  audio_uploads: AudioUploadsTable;
 }

@@ -10,21 +10,11 @@
  *   DELETE locks what it takes; on SQLite writes are serial);
  * - the dashboard never reads stale figures: it rolls up what is pending before it reads.
  */
-import type { Step } from './money-plan.ts';
-import { COLUMNS, rollupSelect, UPSERT } from './migration-usage.ts';
-import { insertTotal, TOTALS, upsertTotal } from './migration-usage-totals.ts';
+import { COLUMNS, insertTotal, rollupSelect, TOTALS, UPSERT, upsertTotal } from './usage-rollup-sql.ts';
 import type { Dialect } from './tables.ts';
 
 /** How often the roller runs besides before each dashboard read. */
 export const ROLL_EVERY_MS = 500;
-
-/** The closing movement's step: the closed job, pending for the roller. */
-export const PENDING_STEP: Step = {
-  name: 'pending',
-  from: ['j'],
-  sql: `INSERT INTO usage_pending (job_id, kind, amount)
-{values}@job, CASE WHEN @refund = 1 THEN 'refund' ELSE 'settle' END, CASE WHEN @refund = 1 THEN 0 ELSE :j_cost END{/values}`,
-};
 
 const GROUP = 'hour, account_id, key_id, model, code';
 

@@ -4,19 +4,11 @@
  * an index chosen by its most selective filter.
  */
 import { type Kysely, sql } from 'kysely';
-import type { AccountRecord, JobStatus, Store } from '../types.ts';
+import type { AccountRecord, JobStatus } from '../types.ts';
 import type { JobLogFilter, JobLogRow, UsageQuery, UsageReport, UsageStore } from '../usage.ts';
 import { toAccount } from './account-queries.ts';
-import { sqlDatabaseOf, usageRollerOf } from './sql-store.ts';
 import { usageRows } from './usage-report.ts';
 import type { Database } from './tables.ts';
-
-/** The dashboard's reads over a SQL store; undefined for a store of another kind. */
-export function usageStoreFor(store: Store): UsageStore | undefined {
-  const db = sqlDatabaseOf(store);
-  const roller = usageRollerOf(store);
-  return db === undefined ? undefined : new SqlUsageStore(db, async () => roller?.now());
-}
 
 /** Token counts from a job's usage JSON (`{"prompt_tokens":…,"completion_tokens":…}`); null where it has none. */
 function tokenCounts(usage: string | null): { prompt: number | null; completion: number | null } {

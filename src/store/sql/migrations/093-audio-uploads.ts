@@ -1,9 +1,9 @@
 /**
- * Migration 006: voice-sample uploads with their bytes (src/store/audio-uploads.ts). Only
+ * Migration 093: voice-sample uploads with their bytes (src/store/audio-uploads.ts). Only
  * adds a table, so a database made by earlier versions upgrades in place.
  */
 import { type Kysely, type Migration } from 'kysely';
-import type { Dialect } from './tables.ts';
+import type { Dialect } from '../tables.ts';
 
 export function audioUploadsMigration(dialect: Dialect): Migration {
   return {

@@ -1,18 +1,39 @@
 /**
- * 003: money with limits. Counters the money path checks on locked rows (the account's
- * month of settled charges and trial logs, each key family's day and month usage), job
- * records in the contract's terms (status processing/succeeded/failed/canceled, usage
- * as generic units), trial runs per client address, limit notifications and the
- * e-mail outbox. Databases made by 001/002 upgrade in place: their rows are carried.
+ * Migration 003: money with limits. Counters the money path checks on locked rows (the account's
+ * month of settled charges and trial logs, each key family's day and month usage), job records in
+ * the contract's terms (status processing/succeeded/failed/canceled, usage as generic units), trial
+ * runs per client address, limit notifications and the e-mail outbox. Databases made by 001/002
+ * upgrade in place: their rows are carried. Frozen: what it needs of the code of its day is copied
+ * below, so that later changes to that code never change what this migration does.
  */
 import { type Kysely, type Migration, sql } from 'kysely';
-import { TRIAL_RULES } from '../money-contract.ts';
-import { startOfUtcDay, startOfUtcMonth } from '../../shared/time.ts';
-import { isTrialFailure } from './money-sql.ts';
-import { runLog } from './run-log.ts';
-import type { Dialect } from './tables.ts';
+import type { Dialect } from '../tables.ts';
 
-function moneyLimits(dialect: Dialect): Migration {
+/** The trial rule "runs in 24 hours" of its day: the size of the carried log. */
+const MAX_RUNS_PER_DAY = 5;
+/** Refunds that were the gateway's own fault then (not a trial failure). */
+const GATEWAY_FAULTS = new Set(['internal_error', 'model_unavailable']);
+
+function startOfUtcDay(ms: number): number {
+  const d = new Date(ms);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
+}
+
+function startOfUtcMonth(ms: number): number {
+  const d = new Date(ms);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+}
+
+function isTrialFailure(status: string, errorCode: string | null): boolean {
+  return status === 'failed' && errorCode !== null && !GATEWAY_FAULTS.has(errorCode);
+}
+
+/** The trial log as that release wrote it: 13-digit start times, newest first, at most `size`. */
+function runLog(times: readonly number[], size: number): string {
+  return [...times].sort((a, b) => b - a).slice(0, size).map((at) => String(at).padStart(13, '0')).join('');
+}
+
+export function moneyLimitsMigration(dialect: Dialect): Migration {
   const serial = (db: Kysely<unknown>, table: string) =>
     db.schema.createTable(table).addColumn('id', dialect === 'postgres' ? 'bigserial' : 'integer', (c) => c.primaryKey());
   return {
@@ -118,7 +139,7 @@ async function carryTrialState(db: Kysely<unknown>): Promise<void> {
   const byAccount = new Map<string, typeof rows>();
   for (const row of rows) byAccount.set(row.account_id, [...(byAccount.get(row.account_id) ?? []), row]);
   for (const [accountId, jobs] of byAccount) {
-    const log = runLog(jobs.map((j) => Number(j.created_at)), TRIAL_RULES.maxRunsPerDay);
+    const log = runLog(jobs.map((j) => Number(j.created_at)), MAX_RUNS_PER_DAY);
     let failures = 0;
     for (const job of jobs) {
       if (job.status === 'processing') continue;
@@ -127,8 +148,4 @@ async function carryTrialState(db: Kysely<unknown>): Promise<void> {
     }
     await sql`UPDATE accounts SET trial_runs = ${log}, trial_failures = ${failures} WHERE id = ${accountId}`.execute(db);
   }
-}
-
-export function moneyMigrations(dialect: Dialect): Record<string, Migration> {
-  return { '003_money_limits': moneyLimits(dialect) };
 }

@@ -17,8 +17,9 @@
  * canceled jobs in the request log.
  */
 import { type Kysely, type Migration, sql } from 'kysely';
-import { COLUMNS, rollupSelect, UPSERT } from './migration-usage.ts';
-import type { Dialect } from './tables.ts';
+// Migration 090's own statements (frozen, as this one is).
+import { COLUMNS, rollupSelect, UPSERT } from './090-dashboard-usage.ts';
+import type { Dialect } from '../tables.ts';
 
 const DAY = 86_400_000;
 
@@ -32,7 +33,7 @@ interface Total {
 }
 
 const KEY_AMOUNTS = ['requests', 'errors', 'credits', 'prompt_tokens', 'completion_tokens'];
-export const TOTALS: Total[] = [
+const TOTALS: Total[] = [
   { table: 'usage_key_hours', keys: ['hour', 'account_id', 'key_id'], amounts: KEY_AMOUNTS },
   { table: 'usage_key_days', keys: ['day', 'account_id', 'key_id'], amounts: KEY_AMOUNTS },
   { table: 'usage_model_days', keys: ['day', 'account_id', 'model'], amounts: ['requests', 'credits'] },
@@ -54,13 +55,13 @@ const FROM_ROLLUP: Record<string, string> = {
   completion_tokens: 'completion_tokens',
 };
 
-export function upsertTotal(total: Total): string {
+function upsertTotal(total: Total): string {
   const add = total.amounts.map((a) => `${a} = ${total.table}.${a} + excluded.${a}`).join(', ');
   return `ON CONFLICT (${total.keys.join(', ')}) DO UPDATE SET ${add}`;
 }
 
 /** INSERT … SELECT of a total from rows shaped as hourly rollups (`source`), summed by the total's keys. */
-export function insertTotal(total: Total, source: string, group: boolean): string {
+function insertTotal(total: Total, source: string, group: boolean): string {
   const columns = [...total.keys, ...total.amounts];
   const values = total.keys.map((k) => FROM_ROLLUP[k]).concat(total.amounts.map((a) => (group ? `sum(${FROM_ROLLUP[a]})` : FROM_ROLLUP[a])));
   return `INSERT INTO ${total.table} (${columns.join(', ')}) SELECT ${values.join(', ')} FROM ${source} WHERE ${total.where ?? 'true'}
@@ -95,7 +96,7 @@ function triggerStatements(dialect: Dialect): string[] {
   ];
 }
 
-export function usageTotalsMigration(dialect: Dialect): Migration {
+export function dashboardUsageTotalsMigration(dialect: Dialect): Migration {
   return {
     async up(db: Kysely<unknown>) {
       for (const total of TOTALS) {

@@ -4,7 +4,7 @@
  * key and no index: it is only ever appended and taken whole.
  */
 import { type Kysely, type Migration, sql } from 'kysely';
-import type { Dialect } from './tables.ts';
+import type { Dialect } from '../tables.ts';
 
 export function usagePendingMigration(dialect: Dialect): Migration {
   return {

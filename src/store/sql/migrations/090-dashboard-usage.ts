@@ -1,5 +1,5 @@
 /**
- * Migration for the admin dashboard (issue 18): hourly usage rollups and the job-log indexes.
+ * Migration 090: the admin dashboard (issue 18): hourly usage rollups and the job-log indexes.
  *
  * Rollups are written by the database itself, in the settlement's own transaction: a trigger on
  * the ledger's one closing row per job (`settle` or `refund`, DECISIONS.md "Billing") reads the
@@ -9,7 +9,7 @@
  */
 import { type Kysely, type Migration, sql } from 'kysely';
 
-import type { Dialect } from './tables.ts';
+import type { Dialect } from '../tables.ts';
 
 /**
  * A token count from the job's usage JSON (a text column, migration 003: `{"prompt_tokens":…,"completion_tokens":…}`),
@@ -67,7 +67,7 @@ function triggerStatements(dialect: Dialect): string[] {
   ];
 }
 
-export function usageMigration(dialect: Dialect): Migration {
+export function dashboardUsageMigration(dialect: Dialect): Migration {
   return {
     async up(db: Kysely<unknown>) {
       await db.schema

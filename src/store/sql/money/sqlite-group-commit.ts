@@ -6,7 +6,7 @@
  * statement that read it.
  */
 import type BetterSqlite3 from 'better-sqlite3';
-import { sqliteStatement, type AnyMovement, type MoneyEngine, type Movement, type Outcome, type Params, type Row, type SqliteSlot } from './money-plan.ts';
+import { sqliteStatement, type AnyMovement, type MoneyEngine, type Movement, type Outcome, type Params, type Row, type SqliteSlot } from './movement.ts';
 import { TurnBatch, type Queued } from './turn-batch.ts';
 
 type Run = Queued<{ movement: AnyMovement; params: Params }>;
@@ -33,7 +33,7 @@ interface Plan {
   flags: (readonly [string, number])[];
 }
 
-export class SqliteMoney implements MoneyEngine {
+export class SqliteGroupCommit implements MoneyEngine {
   readonly skipsIdleSteps = true;
   private readonly plans = new Map<string, Plan>();
   private readonly batch = new TurnBatch<Run>((group) => this.commit(group));

@@ -1,5 +1,5 @@
 /**
- * Migration 005: process leases (docs/decisions.md "Process leases"). Each gateway process's
+ * Migration 092: process leases (docs/decisions.md "Process leases"). Each gateway process's
  * row gets the database time until which it is taken to be alive (`lease_until`, renewed by
  * the process) and where its pid means something (`pid_scope`: boot id and pid namespace).
  * `jobs.lease_until` (migration 003, never written by any release) stays: processes of the

@@ -12,7 +12,7 @@
  */
 import { Writable } from 'node:stream';
 import type pg from 'pg';
-import { postgresOutcome, postgresStatement, type AnyMovement, type MoneyEngine, type Movement, type Params, type Row } from './money-plan.ts';
+import { postgresOutcome, postgresStatement, type AnyMovement, type MoneyEngine, type Movement, type Params, type Row } from './movement.ts';
 import { TurnBatch, type Queued } from './turn-batch.ts';
 
 type Run = Queued<{ movement: AnyMovement; params: Params; lane: string | undefined }>;
@@ -32,7 +32,7 @@ function socketOf(client: pg.PoolClient): Writable | undefined {
 
 const byLane = (a: Run, b: Run) => ((a.payload.lane as string) < (b.payload.lane as string) ? -1 : (a.payload.lane as string) > (b.payload.lane as string) ? 1 : 0);
 
-export class PostgresMoney implements MoneyEngine {
+export class PostgresGroupCommit implements MoneyEngine {
   readonly skipsIdleSteps = false;
   private readonly statements = new Map<string, { text: string; order: string[] }>();
   private readonly batch = new TurnBatch<Run>((group) => this.dispatch(group));

@@ -1,12 +1,11 @@
 /**
- * The first migrations (001, 002), as the first release shipped them: frozen. Every
- * change since is a new migration (migrations-v2.ts); databases made by that release
- * upgrade in place.
+ * Migration 001: accounts, API keys and the ledger, as the first release shipped them: frozen.
+ * Every change since is a later migration; databases made by that release upgrade in place.
  */
 import { type Kysely, type Migration, sql } from 'kysely';
-import type { Dialect } from './tables.ts';
+import type { Dialect } from '../tables.ts';
 
-function foundation(dialect: Dialect): Migration {
+export function foundationMigration(dialect: Dialect): Migration {
   const money = 'bigint';
   const time = 'bigint';
   return {
@@ -62,43 +61,4 @@ function foundation(dialect: Dialect): Migration {
       await db.schema.createIndex('ledger_account').on('ledger').columns(['account_id', 'id']).execute();
     },
   };
-}
-
-/** Runs (jobs) with their money state, and the live gateway processes that own running jobs. */
-const jobs: Migration = {
-  async up(db: Kysely<unknown>) {
-    await db.schema
-      .createTable('jobs')
-      .addColumn('id', 'text', (c) => c.primaryKey())
-      .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
-      .addColumn('key_id', 'text')
-      .addColumn('key_family_id', 'text')
-      .addColumn('kind', 'text', (c) => c.notNull())
-      .addColumn('model', 'text', (c) => c.notNull())
-      .addColumn('status', 'text', (c) => c.notNull())
-      .addColumn('held', 'bigint', (c) => c.notNull())
-      .addColumn('cost', 'bigint')
-      .addColumn('prompt_tokens', 'integer')
-      .addColumn('completion_tokens', 'integer')
-      .addColumn('error_code', 'text')
-      .addColumn('instance_id', 'text', (c) => c.notNull())
-      .addColumn('created_at', 'bigint', (c) => c.notNull())
-      .addColumn('finished_at', 'bigint')
-      .execute();
-    // Key usage per family and period; running jobs by owning process (a partial index: only running rows).
-    await db.schema.createIndex('jobs_family').on('jobs').columns(['key_family_id', 'created_at']).execute();
-    await db.schema.createIndex('jobs_running').on('jobs').column('instance_id').where(sql.ref('status'), '=', 'running').execute();
-    await db.schema
-      .createTable('gateway_instances')
-      .addColumn('id', 'text', (c) => c.primaryKey())
-      .addColumn('host', 'text', (c) => c.notNull())
-      .addColumn('pid', 'integer', (c) => c.notNull())
-      .addColumn('heartbeat_at', 'bigint', (c) => c.notNull())
-      .execute();
-  },
-};
-
-/** 001 and 002, by name. */
-export function firstMigrations(dialect: Dialect): Record<string, Migration> {
-  return { '001_foundation': foundation(dialect), '002_jobs': jobs };
 }
