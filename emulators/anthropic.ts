@@ -19,6 +19,7 @@ import {
   type Reply,
   type SseReply,
 } from './core.ts';
+import { cacheControlError, PromptCache } from './anthropic-cache.ts';
 import type { Emulator, Scenario, ScenarioOptions, ScenarioUsage, StartOptions } from './types.ts';
 import { fragments, isRecord, randomId, splitText } from './util.ts';
 
@@ -352,6 +353,8 @@ function validate(body: Record<string, unknown>, version: string): Rejection | u
     }
   }
   const tc = body.tool_choice;
+  const cacheError = cacheControlError(body);
+  if (cacheError !== undefined) return invalid(cacheError);
   if (tc !== undefined) {
     if (!isRecord(tc)) return invalid('tool_choice: Input should be a valid dictionary or object to extract fields from');
     if (tc.type !== 'auto' && tc.type !== 'any' && tc.type !== 'tool' && tc.type !== 'none') {
@@ -398,9 +401,9 @@ function inputStats(body: Record<string, unknown>): { chars: number; lastUser: s
 function usageObject(u: ScenarioUsage): Record<string, unknown> {
   return {
     input_tokens: u.input,
-    cache_creation_input_tokens: u.cacheWrite ?? 0,
+    cache_creation_input_tokens: (u.cacheWrite ?? 0) + (u.cacheWrite1h ?? 0),
     cache_read_input_tokens: u.cacheRead ?? 0,
-    cache_creation: { ephemeral_5m_input_tokens: u.cacheWrite ?? 0, ephemeral_1h_input_tokens: 0 },
+    cache_creation: { ephemeral_5m_input_tokens: u.cacheWrite ?? 0, ephemeral_1h_input_tokens: u.cacheWrite1h ?? 0 },
     output_tokens: u.output,
     service_tier: 'standard',
   };
@@ -514,7 +517,7 @@ function streamReply(a: Answer, model: string, id: string, s: Scenario | null, p
   };
 }
 
-function handle(ex: Exchange): Reply {
+function handle(ex: Exchange, cache: PromptCache): Reply {
   if (ex.pathname !== '/v1/messages') return reject({ status: 404, type: 'not_found_error', message: 'Not Found' });
   if (ex.method !== 'POST') return reject({ status: 405, type: 'invalid_request_error', message: `Method Not Allowed` });
   const version = header(ex, 'anthropic-version');
@@ -554,6 +557,10 @@ function handle(ex: Exchange): Reply {
     reasoningInOutput: true,
     callId: () => `toolu_01${randomId(22)}`,
   });
+  // Breakpoints shape the built-in usage; a scenario's scripted usage is sent as written.
+  const scripted = s !== null && (s.kind === 'text' || s.kind === 'tool_calls') && s.usage !== undefined;
+  const cached = answer.usage === null ? undefined : cache.usage(model, body, answer.usage);
+  if (cached !== undefined && !scripted) answer.usage = cached;
   const id = `msg_01${randomId(22)}`;
   const headers: OutgoingHttpHeaders = { 'request-id': requestId() };
   if (stream) return streamReply(answer, model, id, s, picked, headers);
@@ -567,8 +574,12 @@ function handle(ex: Exchange): Reply {
   };
 }
 
-export const anthropicProtocol: ProtocolImpl = { kind: 'anthropic', basePath: '', handle };
+/** A fresh protocol per server: its prompt cache is its own. */
+export function anthropicProtocol(): ProtocolImpl {
+  const cache = new PromptCache();
+  return { kind: 'anthropic', basePath: '', handle: (ex) => handle(ex, cache), reset: () => cache.reset() };
+}
 
 export function startAnthropicEmulator(opts?: StartOptions): Promise<Emulator> {
-  return startServer(anthropicProtocol, opts);
+  return startServer(anthropicProtocol(), opts);
 }

@@ -86,6 +86,8 @@ export interface ProtocolImpl {
   /** Appended to `http://host:port` to make the base URL. */
   basePath: string;
   handle(ex: Exchange): Reply;
+  /** Clears what the protocol remembers between requests (the emulator's `reset()`). */
+  reset?(): void;
 }
 
 // ---------------------------------------------------------------------------
@@ -397,6 +399,7 @@ export async function startServer(impl: ProtocolImpl, opts: StartOptions = {}): 
       queue.length = 0;
       requests.length = 0;
       fallback = { scenario: null, opts: {} };
+      impl.reset?.();
     },
   };
 

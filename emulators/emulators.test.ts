@@ -689,6 +689,36 @@ describe('anthropic (provider_2)', () => {
     expect(b.stop_reason).toBe('max_tokens');
     expect(at(b, 'usage')).toMatchObject({ input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 100, cache_creation_input_tokens: 7 });
   });
+  it('cache_control: breakpoints checked as Anthropic checks them', async () => {
+    const msg = async (body: Json): Promise<string> => {
+      const r = await send(anthropicCall(emus.anthropic, body));
+      expect(r.status).toBe(400);
+      return String(at(j(r.text), 'error', 'message'));
+    };
+    const marked = (mark: unknown, text = 'x'): Json => ({ role: 'user', content: [{ type: 'text', text, cache_control: mark }] });
+    expect(await msg({ ...base, messages: [marked({ type: 'persistent' })] })).toMatch(/^messages\.0\.content\.0\.cache_control: Input tag 'persistent'/);
+    expect(await msg({ ...base, messages: [marked({ type: 'ephemeral', ttl: '2h' })] })).toBe("messages.0.content.0.cache_control.ephemeral.ttl: Input should be '5m' or '1h'");
+    const five = { role: 'user', content: ['a', 'b', 'c', 'd', 'e'].map((text) => ({ type: 'text', text, cache_control: { type: 'ephemeral' } })) };
+    expect(await msg({ ...base, messages: [five] })).toBe('A maximum of 4 blocks with cache_control may be provided. Found 5.');
+    const late = { ...base, system: [{ type: 'text', text: 'sys', cache_control: { type: 'ephemeral' } }], messages: [marked({ type: 'ephemeral', ttl: '1h' })] };
+    expect(await msg(late)).toMatch(/a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block/);
+  });
+
+  it('cache_control: the built-in answer writes a prefix once (5m / 1h by ttl), then reads it', async () => {
+    const system = [{ type: 'text', text: 'S'.repeat(400), cache_control: { type: 'ephemeral', ttl: '1h' } }];
+    const turn = (question: string): Json => ({ role: 'user', content: [{ type: 'text', text: 'D'.repeat(800), cache_control: { type: 'ephemeral' } }, { type: 'text', text: question }] });
+    const usage = async (body: Json) => at(j((await send(anthropicCall(emus.anthropic, body))).text), 'usage');
+    const first = await usage({ ...base, system, messages: [turn('Q'.repeat(40))] });
+    // 400 system chars = 100 tokens written for 1 hour, 800 more = 200 tokens for 5 minutes, 40 uncached = 10.
+    expect(first).toMatchObject({ input_tokens: 10, cache_read_input_tokens: 0, cache_creation_input_tokens: 300, cache_creation: { ephemeral_5m_input_tokens: 200, ephemeral_1h_input_tokens: 100 } });
+    const again = await usage({ ...base, system, messages: [turn('R'.repeat(80))] });
+    expect(again).toMatchObject({ input_tokens: 20, cache_read_input_tokens: 300, cache_creation_input_tokens: 0 });
+    // A new document after the cached system prompt: the system prefix is read, the rest written.
+    const other = await usage({ ...base, system, messages: [{ role: 'user', content: [{ type: 'text', text: 'E'.repeat(800), cache_control: { type: 'ephemeral' } }] }] });
+    expect(other).toMatchObject({ input_tokens: 0, cache_read_input_tokens: 100, cache_creation: { ephemeral_5m_input_tokens: 200, ephemeral_1h_input_tokens: 0 } });
+    emus.anthropic.reset();
+    expect(await usage({ ...base, system, messages: [turn('Q'.repeat(40))] })).toMatchObject({ cache_read_input_tokens: 0, cache_creation_input_tokens: 300 });
+  });
 });
 
 // ---------------------------------------------------------------------------

@@ -52,7 +52,7 @@ export function envPrefixOf(provider: string): string {
 /** Protocols with per-server state (the predictions they run) are made fresh for each emulator. */
 const PROTOCOLS: Record<EmulatorKind, () => ProtocolImpl> = {
   openai: openAIProtocol,
-  anthropic: () => anthropicProtocol,
+  anthropic: anthropicProtocol,
   gemini: () => geminiProtocol,
   deepseek: () => deepSeekProtocol,
   predictions: predictionsProtocol,

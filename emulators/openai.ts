@@ -55,7 +55,7 @@ export const openAIDialect: OpenAIDialect = {
     prompt_tokens: u.input,
     completion_tokens: u.output,
     total_tokens: u.input + u.output,
-    prompt_tokens_details: { cached_tokens: u.cacheRead ?? 0, audio_tokens: 0 },
+    prompt_tokens_details: { cached_tokens: u.cacheRead ?? 0, audio_tokens: 0, ...((u.cacheWrite ?? 0) > 0 ? { cache_write_tokens: u.cacheWrite } : {}) },
     completion_tokens_details: { reasoning_tokens: u.reasoning ?? 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
   }),
   obfuscation: true,

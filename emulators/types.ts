@@ -17,11 +17,14 @@ export interface RecordedRequest {
 
 /**
  * Token counts in each protocol's own raw terms (nothing is added up for you):
- * - openai: prompt_tokens = input, cached_tokens = cacheRead, completion_tokens = output,
+ * - openai: prompt_tokens = input, cached_tokens = cacheRead, cache_write_tokens = cacheWrite (sent
+ *   only when positive, as GPT-5.6 and later bill writes), completion_tokens = output,
  *   reasoning_tokens = reasoning (already inside output, as OpenAI reports it).
  * - deepseek: as openai, plus prompt_cache_hit_tokens = cacheRead, prompt_cache_miss_tokens = input − cacheRead.
  * - anthropic: input_tokens = input (excludes cache), cache_read_input_tokens = cacheRead,
- *   cache_creation_input_tokens = cacheWrite, output_tokens = output (thinking included).
+ *   cache_creation_input_tokens = cacheWrite + cacheWrite1h, split in cache_creation as
+ *   ephemeral_5m_input_tokens = cacheWrite and ephemeral_1h_input_tokens = cacheWrite1h,
+ *   output_tokens = output (thinking included).
  * - gemini: promptTokenCount = input (includes cachedContentTokenCount = cacheRead),
  *   candidatesTokenCount = output (excludes thoughts), thoughtsTokenCount = reasoning,
  *   totalTokenCount = input + output + reasoning.
@@ -31,6 +34,8 @@ export interface ScenarioUsage {
   output: number;
   cacheRead?: number;
   cacheWrite?: number;
+  /** Anthropic only: written with the 1-hour lifetime. */
+  cacheWrite1h?: number;
   reasoning?: number;
 }
 

@@ -254,11 +254,11 @@ describe('trap: usage counts every billed token once', () => {
     expect(await money(h.gw, accountId)).toEqual({ balance: before.balance - 2 * costMicro(1000, 330), held: 0 });
   });
 
-  it('provider_3: tool-use prompt tokens are billed as prompt', () => {
+  it('provider_3: tool-use prompt tokens are billed as prompt; cached content and thoughts are parts of input and output', () => {
     const completion = new GeminiAdapter().parseResponse({
       candidates: [{ content: { role: 'model', parts: [{ text: 'hi' }] }, finishReason: 'STOP' }],
       usageMetadata: { promptTokenCount: 100, cachedContentTokenCount: 60, toolUsePromptTokenCount: 40, candidatesTokenCount: 5, thoughtsTokenCount: 7, totalTokenCount: 152 },
     });
-    expect(completion.usage).toEqual({ promptTokens: 140, completionTokens: 12 });
+    expect(completion.usage).toEqual({ promptTokens: 140, completionTokens: 12, cacheReadTokens: 60, reasoningTokens: 7 });
   });
 });

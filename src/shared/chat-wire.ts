@@ -64,9 +64,12 @@ export interface Usage {
   completionTokens: number;
   /** Of promptTokens: read from the provider's prompt cache. */
   cacheReadTokens?: number;
-  /** Of promptTokens: written to the cache with the 5-minute lifetime (provider_2's default write). */
+  /**
+   * Of promptTokens: written to the cache at the default write price (`cache_write_usd_per_1m`):
+   * provider_2's 5-minute writes, and provider_1's writes (GPT-5.6 and later bill them; 30 minutes).
+   */
   cacheWrite5mTokens?: number;
-  /** Of promptTokens: written to the cache with the 1-hour lifetime. */
+  /** Of promptTokens: written to the cache with provider_2's 1-hour lifetime (`cache_write_1h_usd_per_1m`). */
   cacheWrite1hTokens?: number;
   /** Of completionTokens: the model's reasoning (thinking) tokens, where reported. */
   reasoningTokens?: number;

@@ -2,16 +2,17 @@
  * provider_2: the Anthropic Messages protocol (providers.md §2) behind the adapter
  * interface. Requests are translated in request.ts; answers and event streams are
  * mapped back here: text blocks joined, thinking → reasoning, tool_use → tool calls
- * with `call_…` ids, stop reasons and usage per providers.md §0.
+ * with `call_…` ids, stop reasons per providers.md §0, usage by usage.ts (cache reads and writes apart).
  */
 import type { ToolCall } from '../../shared/chat-wire.ts';
 import { GatewayError } from '../../shared/errors.ts';
 import type { ProviderAdapter, ProviderCall, StreamDecoder, UpstreamRequest } from '../adapter.ts';
-import type { Completion, FinishReason, StreamEvent, Usage } from '../../shared/chat-wire.ts';
+import type { Completion, FinishReason, StreamEvent } from '../../shared/chat-wire.ts';
 import { sseDecoder } from '../sse-lines.ts';
 import { errorMessageOf } from '../translation.ts';
 import { MAX_PASSED_MESSAGE, providerMessage, upstreamError } from '../upstream-errors.ts';
 import { anthropicBody } from './request.ts';
+import { anthropicUsage } from './usage.ts';
 
 type Json = Record<string, unknown>;
 
@@ -50,15 +51,6 @@ function finishOf(reason: unknown, hasToolCalls: boolean): FinishReason {
 export function callIdOf(upstreamId: string): string {
   if (upstreamId.startsWith('call_')) return upstreamId;
   return `call_${upstreamId.startsWith('toolu_') ? upstreamId.slice('toolu_'.length) : upstreamId}`;
-}
-
-/** prompt = input + cache writes + cache reads (input_tokens excludes both); completion = output (thinking included). */
-function usageOf(raw: unknown): Usage | undefined {
-  if (typeof raw !== 'object' || raw === null) return undefined;
-  const u = raw as Json;
-  if (typeof u.input_tokens !== 'number' || typeof u.output_tokens !== 'number') return undefined;
-  const n = (v: unknown) => (typeof v === 'number' ? v : 0);
-  return { promptTokens: u.input_tokens + n(u.cache_creation_input_tokens) + n(u.cache_read_input_tokens), completionTokens: u.output_tokens };
 }
 
 function refusalOf(details: unknown): string | null {
@@ -106,7 +98,7 @@ export class AnthropicAdapter implements ProviderAdapter {
       refusal: body.stop_reason === 'refusal' ? refusalOf(body.stop_details) : null,
       toolCalls,
       finishReason: finishOf(body.stop_reason, toolCalls.length > 0),
-      usage: usageOf(body.usage),
+      usage: anthropicUsage(body.usage),
     };
   }
 
@@ -164,7 +156,7 @@ export class AnthropicAdapter implements ProviderAdapter {
           const delta = event.delta as Json | undefined;
           // Counts here are cumulative and supersede message_start's.
           if (typeof event.usage === 'object' && event.usage !== null) usage = { ...usage, ...(event.usage as Json) };
-          const counted = usageOf(usage);
+          const counted = anthropicUsage(usage);
           if (delta?.stop_reason === 'refusal') {
             const refusal = refusalOf(delta.stop_details);
             if (refusal !== null) events.push({ type: 'refusal', text: refusal });

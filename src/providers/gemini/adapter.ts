@@ -13,6 +13,7 @@ import { sseDecoder } from '../sse-lines.ts';
 import { errorMessageOf, mintCallId } from '../translation.ts';
 import { MAX_PASSED_MESSAGE, providerMessage, upstreamError } from '../upstream-errors.ts';
 import { geminiBody } from './request.ts';
+import { reportedUsage, tokenCount } from '../../shared/usage.ts';
 
 type Json = Record<string, unknown>;
 
@@ -34,13 +35,22 @@ function finishOf(reason: string, hasToolCalls: boolean): FinishReason {
   return hasToolCalls ? 'tool_calls' : 'stop';
 }
 
-/** prompt = promptTokenCount (cached tokens included) + toolUsePromptTokenCount; completion = candidates + thoughts. */
+/**
+ * prompt = promptTokenCount (cached tokens included) + toolUsePromptTokenCount, of which
+ * cachedContentTokenCount was read from the cache (implicit or explicit caching);
+ * completion = candidates + thoughts, of which thoughtsTokenCount is reasoning.
+ */
 function usageOf(raw: unknown): Usage | undefined {
   if (typeof raw !== 'object' || raw === null) return undefined;
   const u = raw as Json;
   if (typeof u.promptTokenCount !== 'number') return undefined;
-  const n = (v: unknown) => (typeof v === 'number' ? v : 0);
-  return { promptTokens: u.promptTokenCount + n(u.toolUsePromptTokenCount), completionTokens: n(u.candidatesTokenCount) + n(u.thoughtsTokenCount) };
+  const thoughts = tokenCount(u.thoughtsTokenCount);
+  return reportedUsage({
+    promptTokens: tokenCount(u.promptTokenCount) + tokenCount(u.toolUsePromptTokenCount),
+    completionTokens: tokenCount(u.candidatesTokenCount) + thoughts,
+    cacheReadTokens: u.cachedContentTokenCount,
+    reasoningTokens: thoughts,
+  });
 }
 
 /** The provider's status for an error it sent in the body (errors inside a stream). */

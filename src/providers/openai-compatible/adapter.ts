@@ -10,6 +10,7 @@ import type { Completion, FinishReason, StreamEvent, Usage } from '../../shared/
 import { sseDecoder } from '../sse-lines.ts';
 import { JSON_OBJECT_INSTRUCTION, schemaInstruction, stripFences } from '../structured-output.ts';
 import { providerMessage, upstreamError } from '../upstream-errors.ts';
+import { reportedUsage, tokenCount } from '../../shared/usage.ts';
 
 export interface OpenAiDialect {
   /** Assistant turns with tool calls carry their reasoning_content back (DeepSeek thinking mode). */
@@ -199,11 +200,33 @@ export class OpenAiCompatibleAdapter implements ProviderAdapter {
   }
 }
 
+/** The usage object of the OpenAI format, as far as billing reads it. */
+interface OpenAiUsageWire {
+  prompt_tokens?: unknown;
+  completion_tokens?: unknown;
+  prompt_tokens_details?: { cached_tokens?: unknown; cache_write_tokens?: unknown } | null;
+  completion_tokens_details?: { reasoning_tokens?: unknown } | null;
+  /** DeepSeek's own count of cache hits (it also fills cached_tokens). */
+  prompt_cache_hit_tokens?: unknown;
+}
+
+/**
+ * prompt_tokens is every input token; of it, cached_tokens were read from the cache (DeepSeek:
+ * prompt_cache_hit_tokens) and cache_write_tokens written (OpenAI bills writes from GPT-5.6 on).
+ * completion_tokens includes reasoning_tokens.
+ */
 function usageOf(raw: unknown): Usage | undefined {
   if (typeof raw !== 'object' || raw === null) return undefined;
-  const u = raw as { prompt_tokens?: unknown; completion_tokens?: unknown };
+  const u = raw as OpenAiUsageWire;
   if (typeof u.prompt_tokens !== 'number' || typeof u.completion_tokens !== 'number') return undefined;
-  return { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens };
+  const details = u.prompt_tokens_details ?? {};
+  return reportedUsage({
+    promptTokens: tokenCount(u.prompt_tokens),
+    completionTokens: tokenCount(u.completion_tokens),
+    cacheReadTokens: u.prompt_cache_hit_tokens ?? details.cached_tokens,
+    cacheWrite5mTokens: details.cache_write_tokens,
+    reasoningTokens: u.completion_tokens_details?.reasoning_tokens,
+  });
 }
 
 export { stripFences };
