@@ -44,4 +44,16 @@ describe('catalog file validation', () => {
     for (const formula of ['anthropic_pixels', 'gemini_tiles', 'flat']) expect(() => Catalog.fromJson(withImages({ formula, max_tokens: 1600 }), options)).not.toThrow();
     expect(() => Catalog.fromJson(withImages({ formula: 'anthropic_pixels', max_tokens: 4784, max_long_edge: 2576, patch_px: 28 }), options)).not.toThrow();
   });
+
+  it('cache prices: a file written with cached_input_usd_per_1m still loads (as the cache read price); both names at once is refused', () => {
+    const priced = (pricing: Record<string, unknown>) => ({ prices_checked_at: '2026-11-22', models: [chatEntry('c', 'provider_2', { pricing: { unit: 'per_token', input_usd_per_1m: '3', output_usd_per_1m: '15', ...pricing } })] });
+    const legacy = Catalog.fromJson(priced({ cached_input_usd_per_1m: '0.3' }), options).bySlug('c');
+    expect(legacy?.entry.pricing).toEqual({ unit: 'per_token', input_usd_per_1m: '3', output_usd_per_1m: '15', cache_read_usd_per_1m: '0.3' });
+    expect(legacy?.prices?.cacheReadMicroPerTokenScaled).toBe(30n * 10n ** 12n);
+    expect(() => Catalog.fromJson(priced({ cached_input_usd_per_1m: '0.3', cache_read_usd_per_1m: '0.3' }), options)).toThrow(/entry 0 'c', field pricing/);
+    expect(() => Catalog.fromJson(priced({ cache_write_usd_per_1m: 'dear' }), options)).toThrow(/field pricing.cache_write_usd_per_1m/);
+    // A null or absent cache price bills those tokens at the input price.
+    const none = Catalog.fromJson(priced({ cache_read_usd_per_1m: null }), options).bySlug('c')?.prices;
+    expect([none?.cacheReadMicroPerTokenScaled, none?.cacheWriteMicroPerTokenScaled, none?.cacheWrite1hMicroPerTokenScaled]).toEqual(Array(3).fill(300n * 10n ** 12n));
+  });
 });

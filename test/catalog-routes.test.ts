@@ -54,6 +54,9 @@ describe('GET /models', () => {
       pricing: {
         unit: 'per_token', usd: null, credits: null, basis: 'USD per 1M input and output tokens',
         input_usd_per_1m: 1.25, output_usd_per_1m: 10, input_credits_per_1m: 125, output_credits_per_1m: 1000,
+        // No cache prices in this fixture: null, and cached tokens bill at the input price.
+        cache_read_usd_per_1m: null, cache_read_credits_per_1m: null, cache_write_usd_per_1m: null, cache_write_credits_per_1m: null,
+        cache_write_1h_usd_per_1m: null, cache_write_1h_credits_per_1m: null,
         currency: 'credits', credit_usd: 0.01, credit_cost_input_per_1k: 0.125, credit_cost_output_per_1k: 1, credit_cost_fixed: 0,
       },
       capabilities: { context_window: 128000, max_output_tokens: 16384, supported_formats: ['text'] },

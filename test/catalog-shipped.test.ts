@@ -69,4 +69,33 @@ describe('shipped catalog', () => {
       await gw.close();
     }
   });
+
+  it('GET /models/{slug} shows the cache prices of every priced chat model, equal to its catalog entry (null where the provider has none)', async () => {
+    const gw = await startGateway({ PROVIDER_1_API_KEY: 'k1', PROVIDER_2_API_KEY: 'k2', PROVIDER_3_API_KEY: 'k3', PROVIDER_7_API_KEY: 'k7' });
+    try {
+      const chat = entries.filter((e) => e.chat !== undefined && e.pricing !== null);
+      expect(chat.length).toBeGreaterThan(20);
+      const fields = ['cache_read', 'cache_write', 'cache_write_1h'] as const;
+      for (const e of chat) {
+        const pricing = e.pricing as Record<string, string | null | undefined>;
+        const shown = (await gw.api(`/models/${e.slug}`)).json.pricing as Record<string, unknown>;
+        // Every chat provider caches prompts and has a read price.
+        expect(pricing.cache_read_usd_per_1m, e.slug).toMatch(/^\d/);
+        for (const field of fields) {
+          const usd = pricing[`${field}_usd_per_1m`];
+          expect(shown[`${field}_usd_per_1m`], `${e.slug} ${field}`).toBe(usd === null || usd === undefined ? null : Number(usd));
+          expect(shown[`${field}_credits_per_1m`], `${e.slug} ${field}`).toBe(usd === null || usd === undefined ? null : Math.round(Number(usd) * 100 * 1e9) / 1e9);
+        }
+        // Cheaper reads, dearer writes: a cache price on the wrong side of the input price is a typo.
+        const input = Number(pricing.input_usd_per_1m);
+        expect(Number(pricing.cache_read_usd_per_1m), e.slug).toBeLessThan(input);
+        for (const write of [pricing.cache_write_usd_per_1m, pricing.cache_write_1h_usd_per_1m]) if (typeof write === 'string') expect(Number(write), e.slug).toBeGreaterThan(input);
+        // Provider_2 publishes both write lifetimes; the others have no 1-hour write.
+        if (e.provider === 'provider_2') expect([typeof pricing.cache_write_usd_per_1m, typeof pricing.cache_write_1h_usd_per_1m], e.slug).toEqual(['string', 'string']);
+        else expect(shown.cache_write_1h_usd_per_1m, e.slug).toBeNull();
+      }
+    } finally {
+      await gw.close();
+    }
+  });
 });

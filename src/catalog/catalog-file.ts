@@ -28,15 +28,34 @@ export type OptionalChatParam = (typeof OPTIONAL_CHAT_PARAMS)[number];
 /** A non-negative decimal written as a string, so prices stay exact ("0.075"). */
 const decimal = z.string().regex(/^\d+(\.\d{1,12})?$/, 'a decimal number written as a string, e.g. "1.25"');
 
+/**
+ * Cache prices (DECISIONS.md "Prompt caching, billed exactly"): null or absent where the provider
+ * has no such price, and those tokens are billed at the input price.
+ */
 const tokenPricing = z.strictObject({
   unit: z.literal('per_token'),
   input_usd_per_1m: decimal,
   output_usd_per_1m: decimal,
-  /** Optional price of cached input reads; defaults to the input price. */
-  cached_input_usd_per_1m: decimal.optional(),
+  /** Input tokens read from the provider's prompt cache. */
+  cache_read_usd_per_1m: decimal.nullable().optional(),
+  /** Input tokens written to the cache at the default lifetime (provider_2: 5 minutes; provider_1: GPT-5.6 and later). */
+  cache_write_usd_per_1m: decimal.nullable().optional(),
+  /** provider_2: input tokens written to the cache for 1 hour. */
+  cache_write_1h_usd_per_1m: decimal.nullable().optional(),
   /** Fine-tunable models (tag `fine-tunable`): USD per 1M trained tokens. */
   training_usd_per_1m: decimal.optional(),
 });
+
+/** The earlier name of `cache_read_usd_per_1m`: a catalog file that still uses it keeps loading. */
+const LEGACY_CACHE_READ = 'cached_input_usd_per_1m';
+
+function renameLegacyCacheRead(pricing: unknown): unknown {
+  if (typeof pricing !== 'object' || pricing === null || !(LEGACY_CACHE_READ in pricing)) return pricing;
+  const { [LEGACY_CACHE_READ]: legacy, ...rest } = pricing as Record<string, unknown>;
+  // Both names at once is left to the schema to refuse (an unknown key), never silently resolved.
+  if ('cache_read_usd_per_1m' in rest) return pricing;
+  return { ...rest, cache_read_usd_per_1m: legacy };
+}
 
 const callPricing = z.strictObject({
   unit: z.enum(['per_image', 'per_video', 'per_output', 'per_second_of_output', 'per_1000_characters']),
@@ -54,8 +73,8 @@ const gpuPricing = z.strictObject({
   basis: z.string().min(1),
 });
 
-export const pricingSchema = z.discriminatedUnion('unit', [tokenPricing, callPricing, gpuPricing]);
-export type CatalogPricing = z.infer<typeof pricingSchema>;
+export const pricingSchema = z.preprocess(renameLegacyCacheRead, z.discriminatedUnion('unit', [tokenPricing, callPricing, gpuPricing]));
+export type CatalogPricing = z.output<typeof pricingSchema>;
 
 /** How the most an image can cost is computed, in input tokens (docs/catalog.md, "Image cost"). */
 export const IMAGE_FORMULAS = ['openai_tiles', 'openai_patches', 'anthropic_pixels', 'gemini_tiles', 'flat'] as const;

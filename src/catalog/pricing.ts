@@ -12,17 +12,46 @@ const CREDITS_PER_USD = 100n;
 export interface TokenPrices {
   inputMicroPerTokenScaled: bigint;
   outputMicroPerTokenScaled: bigint;
+  /** Cache reads, default-lifetime writes and provider_2's 1-hour writes: the input price where the model has none. */
+  cacheReadMicroPerTokenScaled: bigint;
+  cacheWriteMicroPerTokenScaled: bigint;
+  cacheWrite1hMicroPerTokenScaled: bigint;
 }
+
+type TokenPricing = Extract<CatalogPricing, { unit: 'per_token' }>;
+
+/** The catalog's cache price fields, in the order the public pricing object shows them. */
+const CACHE_PRICES = [
+  ['cache_read_usd_per_1m', 'cache_read_credits_per_1m'],
+  ['cache_write_usd_per_1m', 'cache_write_credits_per_1m'],
+  ['cache_write_1h_usd_per_1m', 'cache_write_1h_credits_per_1m'],
+] as const;
 
 /**
  * USD per 1M tokens → micro-credits per token: p USD/1M = p·100 credits/1M = p·100 micro-credits per token.
  */
 export function tokenPrices(pricing: CatalogPricing | null): TokenPrices | undefined {
   if (pricing === null || pricing.unit !== 'per_token') return undefined;
+  const input = parseDecimal(pricing.input_usd_per_1m) * CREDITS_PER_USD;
+  const orInput = (usd: string | null | undefined) => (usd === null || usd === undefined ? input : parseDecimal(usd) * CREDITS_PER_USD);
   return {
-    inputMicroPerTokenScaled: parseDecimal(pricing.input_usd_per_1m) * CREDITS_PER_USD,
+    inputMicroPerTokenScaled: input,
     outputMicroPerTokenScaled: parseDecimal(pricing.output_usd_per_1m) * CREDITS_PER_USD,
+    cacheReadMicroPerTokenScaled: orInput(pricing.cache_read_usd_per_1m),
+    cacheWriteMicroPerTokenScaled: orInput(pricing.cache_write_usd_per_1m),
+    cacheWrite1hMicroPerTokenScaled: orInput(pricing.cache_write_1h_usd_per_1m),
   };
+}
+
+/** The cache prices as the public pricing object shows them: null where the model has none. */
+function cachePricing(pricing: TokenPricing, credits: (usd: bigint) => number): PublicPricing {
+  const out: PublicPricing = {};
+  for (const [usdField, creditsField] of CACHE_PRICES) {
+    const usd = pricing[usdField];
+    out[usdField] = usd === null || usd === undefined ? null : toNumber(parseDecimal(usd));
+    out[creditsField] = usd === null || usd === undefined ? null : credits(parseDecimal(usd));
+  }
+  return out;
 }
 
 export type PublicPricing = Record<string, string | number | null>;
@@ -54,6 +83,7 @@ export function publicPricing(pricing: CatalogPricing): PublicPricing {
         output_usd_per_1m: toNumber(output),
         input_credits_per_1m: credits(input),
         output_credits_per_1m: credits(output),
+        ...cachePricing(pricing, credits),
         ...common,
         // credits per 1k tokens = USD per 1M × 100 / 1000
         credit_cost_input_per_1k: toNumber(input / 10n),
@@ -124,13 +154,17 @@ export function unpricedPricing(category: Category): PublicPricing {
     usd: null,
     credits: null,
     basis: 'Not priced yet: this model cannot run until it has a price.',
-    ...(unit === 'per_token' ? { input_usd_per_1m: null, output_usd_per_1m: null, input_credits_per_1m: null, output_credits_per_1m: null } : {}),
+    ...(unit === 'per_token' ? { input_usd_per_1m: null, output_usd_per_1m: null, input_credits_per_1m: null, output_credits_per_1m: null, ...unpricedCache() } : {}),
     currency: 'credits',
     credit_usd: CREDIT_USD,
     credit_cost_input_per_1k: null,
     credit_cost_output_per_1k: null,
     credit_cost_fixed: null,
   };
+}
+
+function unpricedCache(): PublicPricing {
+  return Object.fromEntries(CACHE_PRICES.flat().map((field) => [field, null]));
 }
 
 /** A scaled price times a (possibly fractional) number of seconds, exact to 3 decimals of a second. */
