@@ -37,6 +37,7 @@ const provider8 = {
       verbosity: 'D',
     },
     content: { httpsImages: false, dataImages: true, pdfs: false },
+    cacheWrites: 'automatic',
   },
 } satisfies ProviderDescriptor;
 

@@ -95,8 +95,22 @@ export async function countTextTokens(texts: Iterable<string>): Promise<number> 
   return tokens;
 }
 
-/** Exact cost in micro-credits of input and output tokens at the model's prices, rounded up once. */
-export function tokenCost(prices: TokenPrices, inputTokens: number, outputTokens: number): number {
-  const scaled = BigInt(inputTokens) * prices.inputMicroPerTokenScaled + BigInt(outputTokens) * prices.outputMicroPerTokenScaled;
+/** A run's tokens by the price each is billed at; `input` is the input neither read from nor written to a cache. */
+export interface PricedTokens {
+  input: number;
+  output: number;
+  cacheRead?: number;
+  cacheWrite?: number;
+  cacheWrite1h?: number;
+}
+
+/** Exact cost in micro-credits of a run's tokens, each part at its own price, summed exactly and rounded up once. */
+export function tokenCost(prices: TokenPrices, tokens: PricedTokens): number {
+  const scaled =
+    BigInt(tokens.input) * prices.inputMicroPerTokenScaled +
+    BigInt(tokens.cacheRead ?? 0) * prices.cacheReadMicroPerTokenScaled +
+    BigInt(tokens.cacheWrite ?? 0) * prices.cacheWriteMicroPerTokenScaled +
+    BigInt(tokens.cacheWrite1h ?? 0) * prices.cacheWrite1hMicroPerTokenScaled +
+    BigInt(tokens.output) * prices.outputMicroPerTokenScaled;
   return Number(ceilDiv(scaled, SCALE));
 }

@@ -57,11 +57,12 @@ export function resolveChatModel(name: string, catalog: Catalog): CatalogModel {
 
 /**
  * The quote: input estimate (real tokenizer) plus every image and PDF page read and priced
- * (content support, continued, with the media limits), plus the capped output, at the model's prices.
+ * (content support, continued, with the media limits), plus the capped output, at the model's prices
+ * (the input at a cache-write price where the run may write the cache at it).
  */
 export async function quoteChat(prepared: PreparedChat, jobId: string, media: MediaLimits): Promise<AdmittedChat> {
   const mediaTokens = await mediaHoldTokens(prepared.media, prepared.plan.call.routing.images, media);
   const inputTokens = (await estimateInputTokens(prepared.request)) + mediaTokens;
-  const held = holdOf(prepared.prices, inputTokens, prepared.plan.call.maxTokens);
+  const held = holdOf(prepared.prices, inputTokens, prepared.plan.call.maxTokens, prepared.plan.cacheWrites);
   return { request: prepared.request, model: prepared.model, plan: prepared.plan, prices: prepared.prices, jobId, held, inputTokens };
 }

@@ -1,13 +1,13 @@
 /**
  * Chat money: the hold before a run (input estimated with a real tokenizer, plus the
- * capped output tokens, plus images and PDF pages at their most) and the exact cost
- * after it, rounded up once.
+ * capped output tokens, plus images and PDF pages at their most, at the dearest price the
+ * input may be billed at) and the exact cost after it, rounded up once.
  */
 import { countTextTokens, tokenCost } from '../billing/tokens.ts';
 import type { TokenPrices } from '../catalog/pricing.ts';
 import type { ChatRequest } from './chat-request.ts';
-import type { ChatMessage } from '../shared/chat-wire.ts';
-import type { Usage } from '../shared/chat-wire.ts';
+import type { CacheTtl, ChatMessage, Usage } from '../shared/chat-wire.ts';
+import { uncachedTokens } from '../shared/usage.ts';
 
 /** Per-message framing tokens in the chat format, and the reply primer. */
 const PER_MESSAGE = 4;
@@ -43,10 +43,26 @@ export function charsToTokens(chars: number): number {
   return Math.ceil(chars / 4);
 }
 
+/** Uncached input, cache reads, each lifetime of cache writes and output, each at its own price (a null cache price is the input price). */
 export function costOf(prices: TokenPrices, usage: Usage): number {
-  return tokenCost(prices, usage.promptTokens, usage.completionTokens);
+  return tokenCost(prices, {
+    input: uncachedTokens(usage),
+    cacheRead: usage.cacheReadTokens,
+    cacheWrite: usage.cacheWrite5mTokens,
+    cacheWrite1h: usage.cacheWrite1hTokens,
+    output: usage.completionTokens,
+  });
 }
 
-export function holdOf(prices: TokenPrices, inputTokens: number, outputTokens: number): number {
-  return costOf(prices, { promptTokens: inputTokens, completionTokens: outputTokens });
+/**
+ * The most a run can cost: its input at the dearest price any input token may be billed at
+ * (plain input, or a cache write the run may make: `writes`), and the capped output.
+ */
+export function holdOf(prices: TokenPrices, inputTokens: number, outputTokens: number, writes: readonly CacheTtl[] = []): number {
+  let most = costOf(prices, { promptTokens: inputTokens, completionTokens: outputTokens });
+  for (const ttl of writes) {
+    const written = ttl === '1h' ? { cacheWrite1hTokens: inputTokens } : { cacheWrite5mTokens: inputTokens };
+    most = Math.max(most, costOf(prices, { promptTokens: inputTokens, completionTokens: outputTokens, ...written }));
+  }
+  return most;
 }

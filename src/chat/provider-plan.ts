@@ -6,13 +6,15 @@
 import type { OptionalChatParam, ProviderId } from '../catalog/catalog-file.ts';
 import type { CatalogModel } from '../catalog/catalog.ts';
 import type { ProviderCall } from '../providers/adapter.ts';
-import { PLANNED_PARAMS, type ParamColumn } from '../providers/descriptor.ts';
+import { PLANNED_PARAMS, type ChatCapability, type ParamColumn } from '../providers/descriptor.ts';
+import type { CacheTtl } from '../shared/chat-wire.ts';
 import { chatTable, PROVIDERS, type ChatProviderId } from '../providers/descriptors.ts';
 import type { ChatRequest } from './chat-request.ts';
 
 /** The spec's table: each chat provider's column, written as literal rows in its descriptor. */
 export type PlanTable = Partial<Record<ProviderId, ParamColumn>>;
 const TABLE: PlanTable = chatTable(PROVIDERS, (chat) => chat.params);
+const CACHE_WRITES: Partial<Record<ProviderId, ChatCapability['cacheWrites']>> = chatTable(PROVIDERS, (chat) => chat.cacheWrites);
 
 export const DEFAULT_MAX_TOKENS = 4096;
 
@@ -21,6 +23,8 @@ export interface ProviderPlan {
   call: ProviderCall;
   /** Names for X-Service-Ignored-Params, in request order then table order. */
   ignored: string[];
+  /** The cache-write lifetimes this run may be billed for (the hold prices its input at the dearest). */
+  cacheWrites: CacheTtl[];
 }
 
 export function planProviderCall(request: ChatRequest, model: CatalogModel, table: PlanTable = TABLE): ProviderPlan {
@@ -55,5 +59,7 @@ export function planProviderCall(request: ChatRequest, model: CatalogModel, tabl
     if (takes && !excluded) (call as unknown as Record<string, unknown>)[name] = value;
     else ignored.push(name);
   }
-  return { provider, call, ignored };
+  // A provider that caches by itself may write on any run, at its default lifetime.
+  const cacheWrites: CacheTtl[] = CACHE_WRITES[entry.provider] === 'automatic' ? ['5m'] : [];
+  return { provider, call, ignored, cacheWrites };
 }

@@ -69,7 +69,7 @@ export async function quoteEmbeddings(job: RunnableEmbeddings): Promise<QuotedEm
   };
   const route = prepareRoute('embeddings', job.request.model, [{ model: job.model.entry.slug, deployments: [{ target, weight: 1, priority: 0 }] }]);
   const inputTokens = (await countTextTokens(textsOf(job.request.input))) + tokenIdsIn(job.request.input);
-  return { ...job, inputTokens, quote: tokenCost(job.prices, inputTokens, 0), route };
+  return { ...job, inputTokens, quote: tokenCost(job.prices, { input: inputTokens, output: 0 }), route };
 }
 
 /**
@@ -118,7 +118,7 @@ export async function runEmbeddings(run: PaidRun, job: QuotedEmbeddings, deps: E
     checkVectors(embeddings.vectors, job);
     const promptTokens = embeddings.promptTokens ?? estimatedTokens(job);
     await run.settle(
-      tokenCost(job.prices, promptTokens, 0),
+      tokenCost(job.prices, { input: promptTokens, output: 0 }),
       { prompt_tokens: promptTokens, total_tokens: promptTokens },
       'succeeded',
       { count: job.count, dimensions: job.dimensions },

@@ -38,6 +38,13 @@ export interface ChatCapability {
   adapter: () => ProviderAdapter;
   params: ParamColumn;
   content: ContentSupport;
+  /**
+   * How the provider writes its prompt cache (DECISIONS "Prompt caching, billed exactly").
+   * 'marked': only at the request's `cache_control` breakpoints, which the chat route forwards;
+   * 'automatic': by itself, so a billed write may happen on any run, and `cache_control` is
+   * dropped quietly.
+   */
+  cacheWrites: 'marked' | 'automatic';
 }
 
 /** Embeddings: the adapter that speaks the provider's embeddings protocol. */

@@ -52,6 +52,9 @@ export interface ChatParams {
   verbosity?: string;
 }
 
+/** A prompt-cache write lifetime: the default write (provider_2's 5 minutes) or provider_2's 1 hour. */
+export type CacheTtl = '5m' | '1h';
+
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
 
 /**

@@ -24,6 +24,7 @@ export const provider1 = {
       verbosity: 'S',
     },
     content: { httpsImages: true, dataImages: true, pdfs: true },
+    cacheWrites: 'automatic',
   },
   embeddings: { adapter: () => new OpenAiEmbeddingsAdapter() },
 } satisfies ProviderDescriptor;

@@ -23,5 +23,6 @@ export const provider2 = {
       verbosity: 'D',
     },
     content: { httpsImages: true, dataImages: true, pdfs: true },
+    cacheWrites: 'marked',
   },
 } satisfies ProviderDescriptor;

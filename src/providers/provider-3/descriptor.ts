@@ -24,5 +24,6 @@ export const provider3 = {
     },
     // Base64 data URLs only: the protocol fetches no image URLs itself.
     content: { httpsImages: false, dataImages: true, pdfs: true },
+    cacheWrites: 'automatic',
   },
 } satisfies ProviderDescriptor;

@@ -23,5 +23,6 @@ export const provider7 = {
       verbosity: 'D',
     },
     content: { httpsImages: false, dataImages: false, pdfs: false },
+    cacheWrites: 'automatic',
   },
 } satisfies ProviderDescriptor;
