@@ -156,7 +156,14 @@ describe.each(CACHE_ROWS)('$provider ($model)', (row) => {
     const { usage, cost } = await run(row, p, stream);
     expect(cost).toBe(charge(p, row.priced));
     expect(cost).toBe(92_588);
-    expect(usage).toMatchObject({ prompt_tokens: 4_100, completion_tokens: 41, total_tokens: 4_141 });
+    // prompt_tokens stays the whole input; the details say how much of it the cache served.
+    expect(usage).toEqual({
+      prompt_tokens: 4_100,
+      completion_tokens: 41,
+      total_tokens: 4_141,
+      prompt_tokens_details: { cached_tokens: 4_097 },
+      ...(row.reportsReasoning ? { completion_tokens_details: { reasoning_tokens: 9 } } : {}),
+    });
   });
 
   it.each([false, true])('a run without cache fields (stream: %s) is billed at the input price, as before', async (stream) => {
@@ -174,7 +181,7 @@ describe('cache writes at their own prices', () => {
     const p = parts({ uncached: 7, read: 1_001, output: 13, ...w });
     const { usage, cost } = await run(row, p, stream);
     expect(cost).toBe(charge(p, row.priced));
-    expect(usage).toMatchObject({ prompt_tokens: promptOf(p), completion_tokens: 13 });
+    expect(usage).toEqual({ prompt_tokens: promptOf(p), completion_tokens: 13, total_tokens: promptOf(p) + 13, prompt_tokens_details: { cached_tokens: 1_001, cache_write_tokens: p.write5m + p.write1h } });
   });
 
   it('provider_2 5-minute and 1-hour writes, worked: 7 × 125 + 1,001 × 12.5 + 511 × 156.25 + 3,001 × 250 + 13 × 1,000 = 856,481.25 → 856,482', async () => {

@@ -266,10 +266,10 @@ describe.each(PROVIDERS)('$provider ($model)', (p: ProviderRow) => {
     expect(r.json.choices[0].finish_reason).toBe('tool_calls');
   });
 
-  it('usage maps to prompt/completion counting every billed token once (non-stream and stream)', async () => {
+  it('usage maps to prompt/completion counting every billed token once, with the cache and reasoning details (non-stream and stream)', async () => {
     const { key, accountId } = await h.gw.account();
-    const { scenario, prompt, completion } = p.usage;
-    const expected = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+    const { scenario, prompt, completion, details } = p.usage;
+    const expected = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, ...details };
     let before = await money(h.gw, accountId);
     emu().enqueue(textScenario('counted', undefined, scenario));
     const r = await chat(key, { model: p.model, messages: hi });

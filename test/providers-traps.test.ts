@@ -233,10 +233,11 @@ describe('trap: usage counts every billed token once', () => {
     const before = await money(h.gw, accountId);
     h.anthropic.enqueue({ kind: 'text', text: 'ok', usage: { input: 50, cacheRead: 1000, cacheWrite: 200, output: 30 } });
     const r = await h.gw.api('/chat/completions', { key, body: { model: 'claude-legacy', messages: hi } });
-    expect(r.json.usage).toEqual({ prompt_tokens: 1250, completion_tokens: 30, total_tokens: 1280 });
+    const cached = { prompt_tokens_details: { cached_tokens: 1000, cache_write_tokens: 200 } };
+    expect(r.json.usage).toEqual({ prompt_tokens: 1250, completion_tokens: 30, total_tokens: 1280, ...cached });
     h.anthropic.enqueue({ kind: 'text', text: 'ok', usage: { input: 50, cacheRead: 1000, cacheWrite: 200, output: 30 } });
     const s = assemble((await h.gw.api('/chat/completions', { key, body: { model: 'claude-legacy', messages: hi, stream: true, stream_options: { include_usage: true } } })).text);
-    expect(s.usage).toEqual({ prompt_tokens: 1250, completion_tokens: 30, total_tokens: 1280 });
+    expect(s.usage).toEqual({ prompt_tokens: 1250, completion_tokens: 30, total_tokens: 1280, ...cached });
     expect(await money(h.gw, accountId)).toEqual({ balance: before.balance - 2 * costMicro(1250, 30), held: 0 });
   });
 
@@ -246,11 +247,12 @@ describe('trap: usage counts every billed token once', () => {
     const usage = { input: 1000, cacheRead: 800, output: 30, reasoning: 300 };
     h.gemini.enqueue({ kind: 'text', text: 'ok', reasoning: 'Thinking it over.', usage });
     const r = await h.gw.api('/chat/completions', { key, body: { model: 'gemini-test', messages: hi } });
-    expect(r.json.usage).toEqual({ prompt_tokens: 1000, completion_tokens: 330, total_tokens: 1330 });
+    const details = { prompt_tokens_details: { cached_tokens: 800 }, completion_tokens_details: { reasoning_tokens: 300 } };
+    expect(r.json.usage).toEqual({ prompt_tokens: 1000, completion_tokens: 330, total_tokens: 1330, ...details });
     expect(r.json.choices[0].message.reasoning_content).toBe('Thinking it over.');
     h.gemini.enqueue({ kind: 'text', text: 'a longer answer in many chunks', chunks: 8, reasoning: 'Thinking it over.', usage });
     const s = assemble((await h.gw.api('/chat/completions', { key, body: { model: 'gemini-test', messages: hi, stream: true, stream_options: { include_usage: true } } })).text);
-    expect(s.usage).toEqual({ prompt_tokens: 1000, completion_tokens: 330, total_tokens: 1330 });
+    expect(s.usage).toEqual({ prompt_tokens: 1000, completion_tokens: 330, total_tokens: 1330, ...details });
     expect(await money(h.gw, accountId)).toEqual({ balance: before.balance - 2 * costMicro(1000, 330), held: 0 });
   });
 

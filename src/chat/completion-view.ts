@@ -14,8 +14,26 @@ export interface AnswerIdentity {
   fingerprint: string;
 }
 
-export function usageView(usage: Usage) {
-  return { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.promptTokens + usage.completionTokens };
+/** The chat-completions usage object. */
+export interface UsageView {
+  /** Every input token, cached or not. */
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  /** When the provider reported cache reads or writes (OpenAI's field names). */
+  prompt_tokens_details?: { cached_tokens: number; cache_write_tokens?: number };
+  /** When the provider reported reasoning tokens (part of completion_tokens). */
+  completion_tokens_details?: { reasoning_tokens: number };
+}
+
+export function usageView(usage: Usage): UsageView {
+  const view: UsageView = { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.promptTokens + usage.completionTokens };
+  const writes = (usage.cacheWrite5mTokens ?? 0) + (usage.cacheWrite1hTokens ?? 0);
+  if (usage.cacheReadTokens !== undefined || writes > 0) {
+    view.prompt_tokens_details = { cached_tokens: usage.cacheReadTokens ?? 0, ...(writes > 0 ? { cache_write_tokens: writes } : {}) };
+  }
+  if (usage.reasoningTokens !== undefined) view.completion_tokens_details = { reasoning_tokens: usage.reasoningTokens };
+  return view;
 }
 
 export function completionView(who: AnswerIdentity, completion: Completion, usage: Usage) {

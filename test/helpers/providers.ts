@@ -85,7 +85,8 @@ export interface ProviderRow {
   toolFinish: string;
   /** A named tool_choice answer's finish_reason (provider_1 passes OpenAI's `stop` quirk through). */
   namedFinish: Finish;
-  usage: { scenario: ScenarioUsage; prompt: number; completion: number };
+  /** The fixture models have no cache prices: cached tokens are billed at the input price, and shown in the details. */
+  usage: { scenario: ScenarioUsage; prompt: number; completion: number; details: Record<string, unknown> };
   errors: ErrorRow[];
 }
 
@@ -141,7 +142,7 @@ export const PROVIDERS: ProviderRow[] = [
     textFinishes: [['stop', 'stop'], ['length', 'length'], ['content_filter', 'content_filter']],
     toolFinish: 'tool_calls',
     namedFinish: 'stop',
-    usage: { scenario: { input: 100, output: 20, cacheRead: 30, reasoning: 5 }, prompt: 100, completion: 20 },
+    usage: { scenario: { input: 100, output: 20, cacheRead: 30, reasoning: 5 }, prompt: 100, completion: 20, details: { prompt_tokens_details: { cached_tokens: 30 }, completion_tokens_details: { reasoning_tokens: 5 } } },
     errors: openAiErrors,
   },
   {
@@ -173,7 +174,7 @@ export const PROVIDERS: ProviderRow[] = [
     textFinishes: [['stop', 'stop'], ['length', 'length'], ['content_filter', 'content_filter'], ['insufficient_system_resource', { error: 'upstream_error' }]],
     toolFinish: 'tool_calls',
     namedFinish: 'tool_calls',
-    usage: { scenario: { input: 100, output: 20, cacheRead: 30, reasoning: 5 }, prompt: 100, completion: 20 },
+    usage: { scenario: { input: 100, output: 20, cacheRead: 30, reasoning: 5 }, prompt: 100, completion: 20, details: { prompt_tokens_details: { cached_tokens: 30 }, completion_tokens_details: { reasoning_tokens: 5 } } },
     errors: [...openAiErrors, { status: 402, ours: 503, code: 'model_unavailable' }, { status: 422, ours: 400, code: 'provider_rejected_request' }],
   },
   {
@@ -219,7 +220,7 @@ export const PROVIDERS: ProviderRow[] = [
     toolFinish: 'tool_use',
     namedFinish: 'tool_calls',
     // input_tokens excludes cache reads and writes: prompt = 100 + 30 + 10.
-    usage: { scenario: { input: 100, output: 20, cacheRead: 30, cacheWrite: 10 }, prompt: 140, completion: 20 },
+    usage: { scenario: { input: 100, output: 20, cacheRead: 30, cacheWrite: 10 }, prompt: 140, completion: 20, details: { prompt_tokens_details: { cached_tokens: 30, cache_write_tokens: 10 } } },
     errors: [
       { status: 400, ours: 400, code: 'provider_rejected_request', message: /Invalid request \(emulated\)/ },
       { status: 401, ours: 503, code: 'model_unavailable' },
@@ -280,7 +281,7 @@ export const PROVIDERS: ProviderRow[] = [
     toolFinish: 'STOP',
     namedFinish: 'tool_calls',
     // promptTokenCount already includes the 30 cached tokens; thoughts are counted apart and billed as output.
-    usage: { scenario: { input: 100, output: 20, cacheRead: 30, reasoning: 5 }, prompt: 100, completion: 25 },
+    usage: { scenario: { input: 100, output: 20, cacheRead: 30, reasoning: 5 }, prompt: 100, completion: 25, details: { prompt_tokens_details: { cached_tokens: 30 }, completion_tokens_details: { reasoning_tokens: 5 } } },
     errors: [
       { status: 400, ours: 400, code: 'provider_rejected_request', message: /Request contains an invalid argument/ },
       {
@@ -310,7 +311,7 @@ export interface Assembled {
   refusal: string;
   calls: { index: number; id: string; name: string; args: string }[];
   finish: string | null;
-  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | undefined;
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number; prompt_tokens_details?: unknown; completion_tokens_details?: unknown } | undefined;
   error: { code: string; message: string } | undefined;
   done: boolean;
   /** Each tool-call delta in arrival order (for checking that indexes never mix). */
