@@ -3,11 +3,13 @@
  * range, `null` accepted for every optional field, the rejected list as 400
  * invalid_request with `param`, and unknown top-level fields collected for
  * X-Service-Ignored-Params. Content parts are only shape-checked here; whether the
- * model's provider can take them is the content-support stage's call.
+ * model's provider can take them is the content-support stage's call. `cache_control` on a
+ * part, a message or a tool becomes a typed breakpoint (cache-control.ts).
  */
 import { GatewayError } from '../shared/errors.ts';
-import type { ChatMessage, ChatParams, ContentPart, FunctionTool, ResponseFormat, ToolCall, ToolChoice } from '../shared/chat-wire.ts';
+import type { CacheControl, ChatMessage, ChatParams, ContentPart, FunctionTool, ResponseFormat, ToolCall, ToolChoice } from '../shared/chat-wire.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../shared/json-depth.ts';
+import { markedTextBlocks, parseCacheControl, unmarkedParts } from './cache-control.ts';
 import { checkChatShape } from './chat-schema.ts';
 
 export interface ChatRequest extends ChatParams {
@@ -228,11 +230,13 @@ function parseTools(v: unknown): FunctionTool[] | undefined {
     if (present(fn.parameters) && !isObject(fn.parameters)) throw invalid(`${at}.function.parameters`, 'must be a JSON schema object.');
     bounded(fn.parameters, `${at}.function.parameters`);
     if (present(fn.strict) && typeof fn.strict !== 'boolean') throw invalid(`${at}.function.strict`, 'must be a boolean.');
+    const cacheControl = parseCacheControl(tool.cache_control, at);
     return {
       name: fn.name,
       description: typeof fn.description === 'string' ? fn.description : undefined,
       parameters: isObject(fn.parameters) ? fn.parameters : undefined,
       strict: typeof fn.strict === 'boolean' ? fn.strict : undefined,
+      ...(cacheControl === undefined ? {} : { cacheControl }),
     };
   });
 }
@@ -250,52 +254,72 @@ function parseMessages(v: unknown): ChatMessage[] {
   return v.map((m, i) => parseMessage(m, `messages[${i}]`));
 }
 
-function textOf(content: unknown, at: string, allowNull: boolean): string | null {
+interface TextContent {
+  /** The parts joined; null for an absent content where allowed. */
+  text: string | null;
+  /** Each text part with the breakpoint the client set on it (a string content is one part). */
+  parts: { text: string; mark: CacheControl | undefined }[];
+}
+
+function textOf(content: unknown, at: string, allowNull: boolean): TextContent {
   if (content === null || content === undefined) {
-    if (allowNull) return null;
+    if (allowNull) return { text: null, parts: [] };
     throw invalid(`${at}.content`, 'content is required.');
   }
-  if (typeof content === 'string') return content;
+  if (typeof content === 'string') return { text: content, parts: [{ text: content, mark: undefined }] };
   if (!Array.isArray(content)) throw invalid(`${at}.content`, 'content must be a string or an array of text parts.');
-  return content
-    .map((part, j) => {
-      if (isObject(part) && (part.type === 'text' || part.type === 'refusal')) {
-        const text = part.type === 'text' ? part.text : part.refusal;
-        if (typeof text === 'string') return text;
-      }
-      throw invalid(`${at}.content[${j}]`, 'Only text parts are accepted in this message.');
-    })
-    .join('');
+  const parts = content.map((part, j) => {
+    if (isObject(part) && (part.type === 'text' || part.type === 'refusal')) {
+      const text = part.type === 'text' ? part.text : part.refusal;
+      if (typeof text === 'string') return { text, mark: parseCacheControl(part.cache_control, `${at}.content[${j}]`) };
+    }
+    throw invalid(`${at}.content[${j}]`, 'Only text parts are accepted in this message.');
+  });
+  return { text: parts.map((p) => p.text).join(''), parts };
+}
+
+/** The breakpoint after a whole message: its own, else the last one on its parts. */
+function endMark(content: TextContent, messageMark: CacheControl | undefined): CacheControl | undefined {
+  return messageMark ?? content.parts.findLast((p) => p.mark !== undefined)?.mark;
 }
 
 function parseMessage(m: unknown, at: string): ChatMessage {
   if (!isObject(m)) throw invalid(at, 'Each message must be an object.');
+  const mark = parseCacheControl(m.cache_control, at);
   switch (m.role) {
     case 'system':
-    case 'developer':
-      return { role: m.role, content: textOf(m.content, at, false) as string };
+    case 'developer': {
+      const content = textOf(m.content, at, false);
+      const blocks = markedTextBlocks(content.parts, mark);
+      return { role: m.role, content: content.text as string, ...(blocks === undefined ? {} : { blocks }) };
+    }
     case 'user': {
       const content = m.content;
-      if (typeof content === 'string') return { role: 'user', content };
+      if (typeof content === 'string') return { role: 'user', content, ...(mark === undefined ? {} : { cacheControls: [mark] }) };
       if (!Array.isArray(content) || content.length === 0) throw invalid(`${at}.content`, 'content must be a string or a non-empty array of parts.');
       content.forEach((part, j) => {
         if (!isObject(part) || typeof part.type !== 'string') throw invalid(`${at}.content[${j}]`, "Each content part needs a 'type'.");
         if (part.type === 'text' && typeof part.text !== 'string') throw invalid(`${at}.content[${j}].text`, 'A text part needs a string text.');
         bounded(part, `${at}.content[${j}]`);
       });
-      return { role: 'user', content: content as ContentPart[] };
+      const { parts, marks } = unmarkedParts(content as ContentPart[], at, mark);
+      return { role: 'user', content: parts, ...(marks === undefined ? {} : { cacheControls: marks }) };
     }
     case 'assistant': {
       const toolCalls = parseToolCalls(m.tool_calls, at);
       const content = textOf(m.content, at, true);
-      if (content === null && toolCalls === undefined && !present(m.refusal)) throw invalid(`${at}.content`, 'An assistant message needs content or tool_calls.');
-      const message: ChatMessage = { role: 'assistant', content, toolCalls };
+      if (content.text === null && toolCalls === undefined && !present(m.refusal)) throw invalid(`${at}.content`, 'An assistant message needs content or tool_calls.');
+      const message: ChatMessage = { role: 'assistant', content: content.text, toolCalls };
       if (typeof m.reasoning_content === 'string') message.reasoningContent = m.reasoning_content;
+      const cacheControl = endMark(content, mark);
+      if (cacheControl !== undefined) message.cacheControl = cacheControl;
       return message;
     }
     case 'tool': {
       if (typeof m.tool_call_id !== 'string' || m.tool_call_id === '') throw invalid(`${at}.tool_call_id`, "A 'tool' message needs 'tool_call_id'.");
-      return { role: 'tool', content: textOf(m.content, at, false) as string, toolCallId: m.tool_call_id };
+      const content = textOf(m.content, at, false);
+      const cacheControl = endMark(content, mark);
+      return { role: 'tool', content: content.text as string, toolCallId: m.tool_call_id, ...(cacheControl === undefined ? {} : { cacheControl }) };
     }
     case 'function':
       throw invalid(`${at}.role`, "The deprecated 'function' role is not supported; use 'tool'.");

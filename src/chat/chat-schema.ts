@@ -19,20 +19,25 @@ const integer = () => z.number().refine(Number.isInteger, { message: 'must be an
 const functionName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, '1–64 letters, digits, underscores or dashes');
 const jsonObject = z.record(z.string(), z.unknown());
 
-const textPart = z.looseObject({ type: z.literal('text'), text: z.string() });
-const refusalPart = z.looseObject({ type: z.literal('refusal'), refusal: z.string() });
+/** A prompt-cache breakpoint, as the openai SDK's and LiteLLM's users send it for Anthropic models. */
+const cacheControl = z.strictObject({ type: z.literal('ephemeral'), ttl: z.enum(['5m', '1h']).optional() }).nullish()
+  .describe('A prompt-cache breakpoint: provider_2 caches the prompt up to here (ttl 5m by default, or 1h); other providers cache by themselves and drop it quietly.');
+const textPart = z.looseObject({ type: z.literal('text'), text: z.string(), cache_control: cacheControl });
+const refusalPart = z.looseObject({ type: z.literal('refusal'), refusal: z.string(), cache_control: cacheControl });
 /** system, developer, tool and assistant content: a string or text parts (joined). */
 const textContent = z.union([z.string(), z.array(z.union([textPart, refusalPart]))]);
 
 const imagePart = z.looseObject({
   type: z.literal('image_url'),
+  cache_control: cacheControl,
   image_url: z.union([z.string(), z.looseObject({ url: z.string(), detail: z.string().optional() })]),
 }).describe('An https URL or a base64 data URL (PNG, JPEG, GIF, WebP); which ones a provider takes: see the docs.');
 const filePart = z.looseObject({
   type: z.literal('file'),
+  cache_control: cacheControl,
   file: z.looseObject({ file_data: z.string().describe('An inline PDF as a data URL.') }),
 }).describe('An inline PDF (`file.file_data`); `file_id` is refused with 400 unsupported_content.');
-const otherPart = z.looseObject({ type: z.string().refine((t) => t !== 'text', { message: "a text part needs a string 'text'" }).meta({ not: { const: 'text' } }) })
+const otherPart = z.looseObject({ type: z.string().refine((t) => t !== 'text', { message: "a text part needs a string 'text'" }).meta({ not: { const: 'text' } }), cache_control: cacheControl })
   .describe('Any other part type is checked against the model (400 unsupported_content when the provider cannot take it).');
 const userPart = z.union([textPart, imagePart, filePart, otherPart]);
 
@@ -42,11 +47,12 @@ const toolCall = z.looseObject({
 });
 
 const message = z.discriminatedUnion('role', [
-  z.looseObject({ role: z.literal('system'), content: textContent }),
-  z.looseObject({ role: z.literal('developer'), content: textContent }).describe('Sent as `system` where the provider has no developer role.'),
-  z.looseObject({ role: z.literal('user'), content: z.union([z.string(), z.array(userPart).min(1)]), name: z.unknown().optional() }),
+  z.looseObject({ role: z.literal('system'), content: textContent, cache_control: cacheControl }),
+  z.looseObject({ role: z.literal('developer'), content: textContent, cache_control: cacheControl }).describe('Sent as `system` where the provider has no developer role.'),
+  z.looseObject({ role: z.literal('user'), content: z.union([z.string(), z.array(userPart).min(1)]), name: z.unknown().optional(), cache_control: cacheControl }),
   z.looseObject({
     role: z.literal('assistant'),
+    cache_control: cacheControl,
     content: textContent.nullish(),
     tool_calls: z.array(toolCall).nullish(),
     refusal: z.unknown().optional().describe('Echoed refusal text; accepted and not forwarded.'),
@@ -64,11 +70,12 @@ const message = z.discriminatedUnion('role', [
       { required: ['refusal'], properties: { refusal: { not: { type: 'null' } } } },
     ],
   }).describe('An earlier answer; content may be null when it carries tool_calls. Echoed fields such as refusal and annotations are accepted.'),
-  z.looseObject({ role: z.literal('tool'), content: textContent, tool_call_id: z.string().min(1) }),
+  z.looseObject({ role: z.literal('tool'), content: textContent, tool_call_id: z.string().min(1), cache_control: cacheControl }),
 ]).describe("Roles system, developer, user, assistant, tool. The deprecated 'function' role is refused (400 invalid_request).");
 
 const tool = z.looseObject({
   type: z.literal('function'),
+  cache_control: cacheControl,
   function: z.looseObject({
     name: functionName,
     description: z.string().nullish(),

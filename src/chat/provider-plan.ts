@@ -1,7 +1,8 @@
 /**
  * The provider plan: which request fields reach the provider, per the spec's
  * per-provider F/S/D table and the model's routing facts. Everything dropped is
- * named for X-Service-Ignored-Params.
+ * named for X-Service-Ignored-Params, except `cache_control`, which only the providers
+ * that cache where asked read, and the others drop quietly (DECISIONS.md).
  */
 import type { OptionalChatParam, ProviderId } from '../catalog/catalog-file.ts';
 import type { CatalogModel } from '../catalog/catalog.ts';
@@ -9,6 +10,7 @@ import type { ProviderCall } from '../providers/adapter.ts';
 import { PLANNED_PARAMS, type ChatCapability, type ParamColumn } from '../providers/descriptor.ts';
 import type { CacheTtl } from '../shared/chat-wire.ts';
 import { chatTable, PROVIDERS, type ChatProviderId } from '../providers/descriptors.ts';
+import { requestedCacheTtls } from './cache-control.ts';
 import type { ChatRequest } from './chat-request.ts';
 
 /** The spec's table: each chat provider's column, written as literal rows in its descriptor. */
@@ -59,7 +61,8 @@ export function planProviderCall(request: ChatRequest, model: CatalogModel, tabl
     if (takes && !excluded) (call as unknown as Record<string, unknown>)[name] = value;
     else ignored.push(name);
   }
-  // A provider that caches by itself may write on any run, at its default lifetime.
-  const cacheWrites: CacheTtl[] = CACHE_WRITES[entry.provider] === 'automatic' ? ['5m'] : [];
+  // A provider that caches by itself may write on any run, at its default lifetime; one that caches
+  // where asked writes at the request's breakpoints, with their lifetimes.
+  const cacheWrites: CacheTtl[] = CACHE_WRITES[entry.provider] === 'automatic' ? ['5m'] : requestedCacheTtls(request.messages, request.tools);
   return { provider, call, ignored, cacheWrites };
 }

@@ -7,11 +7,29 @@ import type { GatewayError } from './errors.ts';
 
 export type ContentPart = { type: string; [field: string]: unknown };
 
+/**
+ * A prompt-cache breakpoint the client set with `cache_control` (chat route): a provider that
+ * caches where asked (provider_2) caches the prompt up to the block it marks; the others never
+ * see it. `ttl` absent is the provider's default lifetime (5 minutes).
+ */
+export interface CacheControl {
+  ttl?: CacheTtl;
+}
+
+/** A text part of a system or developer message, kept apart when the client marked one. */
+export interface TextBlock {
+  text: string;
+  cacheControl?: CacheControl;
+}
+
 export type ChatMessage =
-  | { role: 'system' | 'developer'; content: string }
-  | { role: 'user'; content: string | ContentPart[]; name?: string }
-  | { role: 'assistant'; content: string | null; toolCalls: ToolCall[] | undefined; reasoningContent?: string }
-  | { role: 'tool'; content: string; toolCallId: string };
+  /** `blocks`: the text parts with their breakpoints, only when one is marked (`content` is their join). */
+  | { role: 'system' | 'developer'; content: string; blocks?: TextBlock[] }
+  /** `cacheControls`: a breakpoint per content part (a string content is one part), only when one is marked. */
+  | { role: 'user'; content: string | ContentPart[]; name?: string; cacheControls?: (CacheControl | undefined)[] }
+  /** `cacheControl`: a breakpoint after the message's last block. */
+  | { role: 'assistant'; content: string | null; toolCalls: ToolCall[] | undefined; reasoningContent?: string; cacheControl?: CacheControl }
+  | { role: 'tool'; content: string; toolCallId: string; cacheControl?: CacheControl };
 
 export interface ToolCall {
   id: string;
@@ -25,6 +43,8 @@ export interface FunctionTool {
   description: string | undefined;
   parameters: Record<string, unknown> | undefined;
   strict: boolean | undefined;
+  /** A breakpoint after this tool's definition. */
+  cacheControl?: CacheControl;
 }
 
 export type ToolChoice = 'none' | 'auto' | 'required' | { name: string };

@@ -3,9 +3,10 @@
  * system/developer → `system`; same-role neighbours merged; assistant tool_calls →
  * tool_use blocks; tool messages → tool_result blocks leading the next user turn;
  * tool_choice, parallel_tool_calls, structured output and thinking per the model's
- * routing facts.
+ * routing facts; the client's cache_control breakpoints on the matching system, message and
+ * tool blocks.
  */
-import type { ChatMessage, ContentPart, ResponseFormat } from '../../shared/chat-wire.ts';
+import type { CacheControl, ChatMessage, ContentPart, ResponseFormat } from '../../shared/chat-wire.ts';
 import type { ProviderCall } from '../adapter.ts';
 import { argumentsObject, fileDataOf, forcedByInstruction, imageUrlOf, instructions, isForced, parseDataUrl, systemText } from '../translation.ts';
 
@@ -19,8 +20,8 @@ interface Turn {
 
 export function anthropicBody(call: ProviderCall): Json {
   const body: Json = { model: call.providerModelId, max_tokens: call.maxTokens };
-  const system = [systemText(call.messages), ...instructions(call, false)].filter((s) => s !== '').join('\n\n');
-  if (system !== '') body.system = system;
+  const system = systemField(call);
+  if (system !== undefined) body.system = system;
   body.messages = turns(call.messages);
   if (call.stop !== undefined) body.stop_sequences = call.stop;
   if (call.temperature !== undefined) body.temperature = call.temperature;
@@ -33,6 +34,7 @@ export function anthropicBody(call: ProviderCall): Json {
       // The root of an input schema must say it is an object (OpenAI takes it left out).
       input_schema: t.parameters === undefined ? { type: 'object', properties: {} } : t.parameters.type === undefined ? { type: 'object', ...t.parameters } : t.parameters,
       ...(t.strict === true ? { strict: true } : {}),
+      ...cacheControlOf(t.cacheControl),
     }));
     const choice = toolChoice(call);
     if (choice !== undefined) body.tool_choice = choice;
@@ -41,6 +43,41 @@ export function anthropicBody(call: ProviderCall): Json {
   if (format !== undefined) body.output_config = { format };
   if (thinkingOn(call)) body.thinking = { type: 'adaptive' };
   return body;
+}
+
+/** A breakpoint as Anthropic takes it (`ttl` only when the client gave one), as fields to spread into a block. */
+function cacheControlOf(mark: CacheControl | undefined): { cache_control?: Json } {
+  return mark === undefined ? {} : { cache_control: { type: 'ephemeral', ...(mark.ttl === undefined ? {} : { ttl: mark.ttl }) } };
+}
+
+/** Adds `mark` to the last block (a breakpoint after the whole message or part), unless it has one. */
+function markLast(blocks: Block[], mark: CacheControl | undefined): void {
+  const last = blocks[blocks.length - 1];
+  if (mark !== undefined && last !== undefined && last.cache_control === undefined) Object.assign(last, cacheControlOf(mark));
+}
+
+/**
+ * The system prompt: one string, or, where the client marked a system part, text blocks with
+ * their breakpoints and the gateway's instructions after them (they vary by request; the
+ * marked prefix must not).
+ */
+function systemField(call: ProviderCall): string | Block[] | undefined {
+  const extra = instructions(call, false);
+  const system = call.messages.filter((m): m is Extract<ChatMessage, { role: 'system' | 'developer' }> => m.role === 'system' || m.role === 'developer');
+  if (!system.some((m) => m.blocks !== undefined)) {
+    const text = [systemText(call.messages), ...extra].filter((s) => s !== '').join('\n\n');
+    return text === '' ? undefined : text;
+  }
+  const blocks: Block[] = [];
+  for (const m of system) {
+    for (const b of m.blocks ?? [{ text: m.content }]) {
+      // Anthropic refuses empty text blocks: an empty part's breakpoint goes to the block before it.
+      if (b.text === '') markLast(blocks, b.cacheControl);
+      else blocks.push({ type: 'text', text: b.text, ...cacheControlOf(b.cacheControl) });
+    }
+  }
+  for (const text of extra) blocks.push({ type: 'text', text });
+  return blocks;
 }
 
 function toolChoice(call: ProviderCall): Json | undefined {
@@ -110,17 +147,18 @@ function turns(messages: readonly ChatMessage[]): Turn[] {
       case 'developer':
         break;
       case 'user':
-        push('user', userBlocks(m.content));
+        push('user', userBlocks(m.content, m.cacheControls));
         break;
       case 'assistant': {
         const blocks: Block[] = [];
         if (m.content !== null && m.content !== '') blocks.push({ type: 'text', text: m.content });
         for (const c of m.toolCalls ?? []) blocks.push({ type: 'tool_use', id: c.id, name: c.name, input: argumentsObject(c.arguments) });
+        markLast(blocks, m.cacheControl);
         push('assistant', blocks);
         break;
       }
       case 'tool':
-        push('user', [{ type: 'tool_result', tool_use_id: m.toolCallId, ...(m.content === '' ? {} : { content: m.content }) }]);
+        push('user', [{ type: 'tool_result', tool_use_id: m.toolCallId, ...(m.content === '' ? {} : { content: m.content }), ...cacheControlOf(m.cacheControl) }]);
         break;
     }
   }
@@ -133,20 +171,28 @@ function turns(messages: readonly ChatMessage[]): Turn[] {
   return out;
 }
 
-function userBlocks(content: string | ContentPart[]): Block[] {
-  if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
+/** A user message's blocks; `marks[i]` is the breakpoint after content part i (on the block before it when the part makes none). */
+function userBlocks(content: string | ContentPart[], marks: readonly (CacheControl | undefined)[] | undefined): Block[] {
   const blocks: Block[] = [];
-  for (const part of content) {
-    if (part.type === 'text') {
-      if (typeof part.text === 'string' && part.text !== '') blocks.push({ type: 'text', text: part.text });
-    } else if (part.type === 'image_url') {
-      const url = imageUrlOf(part) ?? '';
-      const data = parseDataUrl(url);
-      blocks.push({ type: 'image', source: data === undefined ? { type: 'url', url } : { type: 'base64', media_type: data.mimeType, data: data.data } });
-    } else if (part.type === 'file') {
-      const data = parseDataUrl(fileDataOf(part) ?? '');
-      if (data !== undefined) blocks.push({ type: 'document', source: { type: 'base64', media_type: data.mimeType, data: data.data } });
-    }
-  }
+  const parts = typeof content === 'string' ? [{ type: 'text', text: content }] : content;
+  parts.forEach((part, i) => {
+    const block = userBlock(part);
+    if (block !== undefined) blocks.push(block);
+    markLast(blocks, marks?.[i]);
+  });
   return blocks;
+}
+
+function userBlock(part: ContentPart): Block | undefined {
+  if (part.type === 'text') return typeof part.text === 'string' && part.text !== '' ? { type: 'text', text: part.text } : undefined;
+  if (part.type === 'image_url') {
+    const url = imageUrlOf(part) ?? '';
+    const data = parseDataUrl(url);
+    return { type: 'image', source: data === undefined ? { type: 'url', url } : { type: 'base64', media_type: data.mimeType, data: data.data } };
+  }
+  if (part.type === 'file') {
+    const data = parseDataUrl(fileDataOf(part) ?? '');
+    if (data !== undefined) return { type: 'document', source: { type: 'base64', media_type: data.mimeType, data: data.data } };
+  }
+  return undefined;
 }
