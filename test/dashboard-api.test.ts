@@ -69,7 +69,7 @@ describe('dashboard admin API', () => {
     const r = await http(`${h.gw.url}/admin/v1/jobs.csv?account_id=${accountId}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
     expect(r.headers['content-type']).toContain('text/csv');
     const lines = r.text.trim().split('\n');
-    expect(lines[0]).toBe('created_at,id,account_id,key_id,key_name,kind,model,status,code,prompt_tokens,completion_tokens,credits,latency_ms');
+    expect(lines[0]).toBe('created_at,id,account_id,key_id,key_name,kind,model,status,code,prompt_tokens,completion_tokens,cache_read_tokens,cache_write_tokens,credits,latency_ms');
     expect(lines).toHaveLength(4);
   });
 

@@ -79,7 +79,9 @@ describe.each(DIALECTS)('usage totals on $name', (dialect) => {
       });
       expect(held.ok).toBe(true);
       if (job.code === undefined) {
-        await store.money.settle(jobId, { cost: job.cost, usage: { prompt_tokens: job.prompt, completion_tokens: 1 }, status: 'succeeded', at: job.at + 1 });
+        // Cache reads and writes (every lifetime) are counted apart, from the job record's usage.
+        const cached = { cache_read_tokens: 3 * job.prompt, cache_write_tokens: job.prompt, cache_write_1h_tokens: job.prompt % 2 };
+        await store.money.settle(jobId, { cost: job.cost, usage: { prompt_tokens: 5 * job.prompt, completion_tokens: 1, ...cached }, status: 'succeeded', at: job.at + 1 });
       } else {
         await store.money.refund(jobId, { status: 'failed', errorCode: job.code, at: job.at + 1 });
       }
@@ -90,19 +92,19 @@ describe.each(DIALECTS)('usage totals on $name', (dialect) => {
       const picked = jobs.filter((j) => j.at >= start && j.at < end && (filter.accountId === undefined || j.account === filter.accountId)
         && (filter.keyId === undefined || j.key?.id === filter.keyId));
       const sum = <K extends string | number>(by: (j: Job) => K | undefined) => {
-        const m = new Map<K, { requests: number; credits: number; errors: number; prompt: number; completion: number; account: string }>();
+        const m = new Map<K, { requests: number; credits: number; errors: number; prompt: number; completion: number; read: number; write: number; account: string }>();
         for (const j of picked) {
           const k = by(j);
           if (k === undefined) continue;
-          const t = m.get(k) ?? { requests: 0, credits: 0, errors: 0, prompt: 0, completion: 0, account: j.account };
+          const t = m.get(k) ?? { requests: 0, credits: 0, errors: 0, prompt: 0, completion: 0, read: 0, write: 0, account: j.account };
           m.set(k, { ...t, requests: t.requests + 1, credits: t.credits + j.cost, errors: t.errors + (j.code === undefined ? 0 : 1),
-            prompt: t.prompt + j.prompt, completion: t.completion + (j.code === undefined ? 1 : 0) });
+            prompt: t.prompt + 5 * j.prompt, completion: t.completion + (j.code === undefined ? 1 : 0), read: t.read + 3 * j.prompt, write: t.write + j.prompt + (j.prompt % 2) });
         }
         return [...m.entries()];
       };
       return {
         series: sum((j) => Math.floor(j.at / size) * size).sort(([x], [y]) => Number(x) - Number(y))
-          .map(([t, s]) => ({ t, requests: s.requests, errors: s.errors, credits: s.credits, promptTokens: s.prompt, completionTokens: s.completion })),
+          .map(([t, s]) => ({ t, requests: s.requests, errors: s.errors, credits: s.credits, promptTokens: s.prompt, completionTokens: s.completion, cacheReadTokens: s.read, cacheWriteTokens: s.write })),
         errorsByCode: sum((j) => j.code).map(([code, s]) => ({ code, requests: s.requests })),
         topModels: sum((j) => j.model).map(([model, s]) => ({ model, requests: s.requests, credits: s.credits })),
         topKeys: sum((j) => j.key?.id).map(([keyId, s]) => ({ keyId, keyName: 'k', accountId: s.account, requests: s.requests, credits: s.credits })),
@@ -161,7 +163,7 @@ describe.each(DIALECTS)('usage roller on $name', (dialect) => {
       const store = stores[i % stores.length] as (typeof stores)[number];
       return i % 3 === 0
         ? store.money.refund(jobId, { status: 'failed', errorCode: 'upstream_error', at: at + 1 })
-        : store.money.settle(jobId, { cost: 1_000 + i, usage: { prompt_tokens: i, completion_tokens: 1 }, status: 'succeeded', at: at + 1 });
+        : store.money.settle(jobId, { cost: 1_000 + i, usage: { prompt_tokens: i, completion_tokens: 1, cache_read_tokens: i, cache_write_1h_tokens: 1 }, status: 'succeeded', at: at + 1 });
     }));
     closing = false;
     await Promise.all(reading);
@@ -171,6 +173,7 @@ describe.each(DIALECTS)('usage roller on $name', (dialect) => {
       expect(report?.series).toEqual([{
         t: at, requests: 90, errors: 30, credits: settled.reduce((s, i) => s + 1_000 + i, 0),
         promptTokens: settled.reduce((s, i) => s + i, 0), completionTokens: settled.length,
+        cacheReadTokens: settled.reduce((s, i) => s + i, 0), cacheWriteTokens: settled.length,
       }]);
       expect(report?.errorsByCode).toEqual([{ code: 'upstream_error', requests: 30 }]);
     }

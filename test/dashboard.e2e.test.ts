@@ -78,7 +78,8 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI === undefined)('admin da
   let keySecret = '';
 
   it('finds a chat request with that key in the request log and the charts', { timeout: 120_000 }, async () => {
-    h.openai.enqueue({ kind: 'text', text: 'Hi!', usage: { input: 1000, output: 500 } });
+    // 600 of the 1,000 input tokens read from the cache (the fixture model has no cache price: billed as input).
+    h.openai.enqueue({ kind: 'text', text: 'Hi!', usage: { input: 1000, cacheRead: 600, output: 500 } });
     const chat = await h.gw.api('/chat/completions', { key: keySecret, body: { model: 'gpt-test', messages: hi } });
     expect(chat.status).toBe(200);
 
@@ -89,6 +90,7 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI === undefined)('admin da
     expect(await row.textContent()).toContain('succeeded');
     expect(await row.textContent()).toContain('e2e key');
     expect(await row.textContent()).toContain('1,000 / 500');
+    expect(await row.textContent()).toContain('600 / 0');
     // Filters live in the URL.
     await page.getByLabel('Model').fill('gpt-test');
     await page.getByRole('button', { name: 'Apply filters' }).click();
@@ -99,7 +101,9 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI === undefined)('admin da
     await page.getByRole('link', { name: 'Overview' }).click();
     await expect.poll(() => page.getByTestId('total-requests').textContent()).toBe('1');
     expect(await page.getByTestId('total-credits').textContent()).toBe('0.625 credits');
-    expect(await page.locator('.chart canvas').count()).toBe(2);
+    expect(await page.locator('.chart canvas').count()).toBe(3);
+    expect(await page.getByTestId('cached-share').textContent()).toBe('60%');
+    expect(await page.getByRole('img', { name: /^Tokens per hour/ }).getAttribute('aria-label')).toContain('Cache reads: 600 tokens');
     expect(await page.getByRole('table', { name: 'Top models' }).textContent()).toContain('gpt-test');
     await page.screenshot({ path: `${SCREENSHOTS}overview.png`, fullPage: true });
 

@@ -4,7 +4,7 @@ import { ADMIN_TOKEN, http, startGateway, type TestGateway } from './helpers/gat
 import { startChatHarness, type ChatHarness } from './helpers/chat.ts';
 
 const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
-const ALLOWED_LABELS = new Set(['route', 'status', 'code', 'provider', 'model', 'le']);
+const ALLOWED_LABELS = new Set(['route', 'status', 'code', 'provider', 'model', 'kind', 'le']);
 
 /** The value of one sample, or 0 when it is not there. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number {
@@ -140,7 +140,7 @@ describe('what /metrics counts', () => {
     expect(sample(text, 'gateway_resident_memory_bytes')).toBeGreaterThan(0);
   });
 
-  it('no label carries a key, an account or an address; label names are route, status, code, provider, model only', async () => {
+  it('no label carries a key, an account or an address; label names are route, status, code, provider, model, kind (of token) only', async () => {
     const { key, keyId, accountId } = await h.gw.account();
     h.openai.enqueue({ kind: 'text', text: 'Hi', usage: { input: 5, output: 2 } });
     await h.gw.api('/chat/completions', { key, body: { model: 'gpt-test', messages: [{ role: 'user', content: 'Hi' }] } });

@@ -69,7 +69,7 @@ async function checkCarried(store: Store): Promise<void> {
   // The dashboard's totals, rolled up from the carried ledger: the account's day, and one key's.
   const usage = store.usage;
   const overview = await usage?.usage({ from: today, to: today + DAY, bucket: 'day', accountId: 'acc-a' });
-  expect(overview?.series).toEqual([{ t: today, requests: 4, errors: 2, credits: 350_000, promptTokens: 120, completionTokens: 57 }]);
+  expect(overview?.series).toEqual([{ t: today, requests: 4, errors: 2, credits: 350_000, promptTokens: 120, completionTokens: 57, cacheReadTokens: 0, cacheWriteTokens: 0 }]);
   expect(overview?.errorsByCode.map((c) => c.code).sort()).toEqual(['client_closed_request', 'upstream_error']);
   expect(overview?.topModels).toEqual([{ model: 'gpt-test', requests: 4, credits: 350_000 }]);
   expect((await usage?.usage({ from: today, to: today + DAY, bucket: 'day', keyId: 'key-2' }))?.topKeys)
@@ -167,9 +167,9 @@ describe('upgrading a first-release database in place', () => {
 /** The migrations of main as of 2026-11-22: every later one must sort after them, or Kysely refuses to migrate. */
 const EARLIER_MAIN = new Set(['001_foundation', '002_jobs', '003_money_limits', '004_media_jobs', '090_dashboard_usage']);
 
-async function migrateAsEarlierMain(db: Kysely<unknown>, dialect: 'sqlite' | 'postgres', schema?: string): Promise<void> {
+async function migrateAsEarlierMain(db: Kysely<unknown>, dialect: 'sqlite' | 'postgres', schema?: string, ran: (name: string) => boolean = (name) => EARLIER_MAIN.has(name)): Promise<void> {
   const all = migrationProvider(dialect);
-  const provider = { getMigrations: async () => Object.fromEntries(Object.entries(await all.getMigrations()).filter(([name]) => EARLIER_MAIN.has(name))) };
+  const provider = { getMigrations: async () => Object.fromEntries(Object.entries(await all.getMigrations()).filter(([name]) => ran(name))) };
   const { error } = await new Migrator({ db, provider, ...(schema === undefined ? {} : { migrationTableSchema: schema }) }).migrateToLatest();
   if (error !== undefined) throw error;
 }
@@ -189,41 +189,112 @@ async function checkUsable(store: Store): Promise<void> {
   expect(report.series[0]).toMatchObject({ requests: 1, errors: 0, credits: 400_000, promptTokens: 10, completionTokens: 5 });
 }
 
-describe('upgrading a database of main as of 2026-11-22 (migrations through 090) in place', () => {
-  it('SQLite: every newer migration runs after 090 and the store works', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'gw-upgrade-090-'));
+/**
+ * A database migrated as an earlier main did (`ran`: the migrations it had), filled as that release wrote it,
+ * then opened with today's store (every newer migration runs) and checked.
+ */
+async function upgradeInPlace<T>(dialect: 'sqlite' | 'postgres', ran: (name: string) => boolean, fill: (db: Kysely<unknown>) => Promise<T>, check: (store: Store, filled: T) => Promise<void>): Promise<void> {
+  if (dialect === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-upgrade-main-'));
     const file = join(dir, 'gateway.db');
     try {
       const old = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new BetterSqlite3(file) }) });
-      await migrateAsEarlierMain(old, 'sqlite');
+      await migrateAsEarlierMain(old, 'sqlite', undefined, ran);
+      const filled = await fill(old);
       await old.destroy();
       const store = await openStore(`sqlite:${file}`);
       try {
-        await checkUsable(store);
+        await check(store, filled);
       } finally {
         await store.close();
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+    return;
+  }
+  const schema = await postgresSchema();
+  try {
+    const name = /\?schema=(\w+)/.exec(schema.url)?.[1] as string;
+    const pool = new pg.Pool({ connectionString: schema.url.replace(/\?schema=\w+/, ''), options: `-c search_path=${name}` });
+    const old = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
+    await migrateAsEarlierMain(old, 'postgres', name, ran);
+    const filled = await fill(old);
+    await old.destroy();
+    const store = await openStore(schema.url);
+    try {
+      await check(store, filled);
+    } finally {
+      await store.close();
+    }
+  } finally {
+    await schema.drop();
+  }
+}
+
+describe('upgrading a database of main as of 2026-11-22 (migrations through 090) in place', () => {
+  const through090 = (name: string) => EARLIER_MAIN.has(name);
+  it('SQLite: every newer migration runs after 090 and the store works', async () => {
+    await upgradeInPlace('sqlite', through090, async () => undefined, checkUsable);
   });
 
   it('PostgreSQL: the same', async () => {
-    const schema = await postgresSchema();
-    try {
-      const name = /\?schema=(\w+)/.exec(schema.url)?.[1] as string;
-      const pool = new pg.Pool({ connectionString: schema.url.replace(/\?schema=\w+/, ''), options: `-c search_path=${name}` });
-      const old = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
-      await migrateAsEarlierMain(old, 'postgres', name);
-      await old.destroy();
-      const store = await openStore(schema.url);
-      try {
-        await checkUsable(store);
-      } finally {
-        await store.close();
-      }
-    } finally {
-      await schema.drop();
-    }
+    await upgradeInPlace('postgres', through090, async () => undefined, checkUsable);
+  });
+});
+
+/** The migrations of main as of 2026-11-26, before the cache token columns (096). */
+const THROUGH_095 = (name: string) => name < '096';
+
+/**
+ * A database of main as of 2026-11-26: an hour already rolled up and a closed job still pending for the
+ * roller, both from runs that reported no cache counts (written as that release wrote them).
+ */
+async function fillThrough095(db: Kysely<unknown>, dialect: 'sqlite' | 'postgres'): Promise<{ hour: number }> {
+  const exec = (text: string, ...values: unknown[]) => {
+    let n = 0;
+    return db.executeQuery(CompiledQuery.raw(dialect === 'sqlite' ? text : text.replace(/\?/g, () => `$${++n}`), values));
+  };
+  const hour = Math.floor(now / 3_600_000) * 3_600_000 - 2 * 3_600_000;
+  await exec('insert into accounts (id, name, created_at, has_purchase, billing_emails, balance, held) values (?, ?, ?, 1, 1, 0, 0)', 'acc-c', 'Cached', now - DAY);
+  for (const [table, bucket] of [['usage_rollups', hour], ['usage_key_hours', hour], ['usage_key_days', startOfUtcDay(hour)]] as const) {
+    const model = table === 'usage_rollups' ? ', model, code' : '';
+    const modelValues = table === 'usage_rollups' ? ", 'gpt-test', ''" : '';
+    const errors = table === 'usage_rollups' ? '' : ', errors';
+    await exec(`insert into ${table} (${table === 'usage_key_days' ? 'day' : 'hour'}, account_id, key_id${model}, requests${errors}, credits, prompt_tokens, completion_tokens)
+      values (?, 'acc-c', ''${modelValues}, 2${errors === '' ? '' : ', 0'}, 300000, 2000, 40)`, bucket);
+  }
+  await exec(`insert into jobs (id, account_id, kind, model, status, held, cost, usage, instance_id, created_at, finished_at)
+    values ('j-pending', 'acc-c', 'chat', 'gpt-test', 'succeeded', 500000, 100000, '{"prompt_tokens":700,"completion_tokens":9}', 'old-proc', ?, ?)`, hour + 60_000, hour + 61_000);
+  await exec(`insert into usage_pending (job_id, kind, amount) values ('j-pending', 'settle', 100000)`);
+  return { hour };
+}
+
+async function checkCacheColumns(store: Store, hour: number): Promise<void> {
+  const usage = store.usage;
+  if (usage === undefined) throw new Error('not a SQL store');
+  // What was rolled up and what was pending carry over, with no cache counts.
+  const before = await usage.usage({ from: hour, to: hour + 3_600_000, bucket: 'hour', accountId: 'acc-c' });
+  expect(before.series).toEqual([{ t: hour, requests: 3, errors: 0, credits: 400_000, promptTokens: 2_700, completionTokens: 49, cacheReadTokens: 0, cacheWriteTokens: 0 }]);
+  // A run of this release counts its cache reads and its writes of both lifetimes, in the hourly and daily totals.
+  const at = hour + 120_000;
+  const fresh = await account(store, { credits: 10_000_000 });
+  expect((await hold(store, fresh, 1_000_000, { jobId: 'j-cached', at })).ok).toBe(true);
+  const cached = { prompt_tokens: 5_000, completion_tokens: 10, cache_read_tokens: 3_000, cache_write_tokens: 1_200, cache_write_1h_tokens: 300 };
+  await store.money.settle('j-cached', { cost: 200_000, usage: cached, status: 'succeeded', at: at + 1 });
+  const want = { requests: 4, errors: 0, credits: 600_000, promptTokens: 7_700, completionTokens: 59, cacheReadTokens: 3_000, cacheWriteTokens: 1_500 };
+  expect((await usage.usage({ from: hour, to: hour + 3_600_000, bucket: 'hour' })).series).toEqual([{ t: hour, ...want }]);
+  const day = startOfUtcDay(hour);
+  expect((await usage.usage({ from: day, to: day + DAY, bucket: 'day' })).series).toEqual([{ t: day, ...want }]);
+  expect((await usage.jobLog({ limit: 10 })).map((r) => [r.id, r.cacheReadTokens, r.cacheWriteTokens])).toEqual([['j-cached', 3_000, 1_500], ['j-pending', null, null]]);
+}
+
+describe('upgrading a database of main as of 2026-11-26 (migrations through 095) in place: the cache token columns (096)', () => {
+  it('SQLite: rolled-up and pending usage carry over; cache reads and writes are counted from then on', async () => {
+    await upgradeInPlace('sqlite', THROUGH_095, (db) => fillThrough095(db, 'sqlite'), (store, { hour }) => checkCacheColumns(store, hour));
+  });
+
+  it('PostgreSQL: the same', async () => {
+    await upgradeInPlace('postgres', THROUGH_095, (db) => fillThrough095(db, 'postgres'), (store, { hour }) => checkCacheColumns(store, hour));
   });
 });

@@ -69,6 +69,9 @@ export interface Job {
   code: string | null;
   prompt_tokens: number | null;
   completion_tokens: number | null;
+  /** Of prompt_tokens: read from and written to the provider's prompt cache; null where the run reported none. */
+  cache_read_tokens: number | null;
+  cache_write_tokens: number | null;
   credits: number | null;
   created_at: string;
   latency_ms: number | null;
@@ -84,7 +87,16 @@ export interface Usage {
   to: string;
   bucket: 'hour' | 'day';
   totals: { requests: number; errors: number; credits: number };
-  series: { t: string; requests: number; errors: number; credits: number; prompt_tokens: number; completion_tokens: number }[];
+  series: {
+    t: string;
+    requests: number;
+    errors: number;
+    credits: number;
+    prompt_tokens: number;
+    completion_tokens: number;
+    cache_read_tokens: number;
+    cache_write_tokens: number;
+  }[];
   errors_by_code: { code: string; requests: number }[];
   top_models: { model: string; requests: number; credits: number }[];
   top_keys: { key_id: string; key_name: string | null; account_id: string; requests: number; credits: number }[];

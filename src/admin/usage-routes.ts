@@ -83,6 +83,8 @@ function jobView(row: JobLogRow) {
     code: row.errorCode,
     prompt_tokens: row.promptTokens,
     completion_tokens: row.completionTokens,
+    cache_read_tokens: row.cacheReadTokens,
+    cache_write_tokens: row.cacheWriteTokens,
     credits: row.cost === null ? null : microToCredits(row.cost),
     held_credits: microToCredits(row.held),
     created_at: iso(row.createdAt),
@@ -93,7 +95,7 @@ function jobView(row: JobLogRow) {
 
 const CSV_COLUMNS = [
   'created_at', 'id', 'account_id', 'key_id', 'key_name', 'kind', 'model', 'status', 'code',
-  'prompt_tokens', 'completion_tokens', 'credits', 'latency_ms',
+  'prompt_tokens', 'completion_tokens', 'cache_read_tokens', 'cache_write_tokens', 'credits', 'latency_ms',
 ] as const;
 
 function csvCell(value: unknown): string {
@@ -128,6 +130,8 @@ export function registerUsageRoutes(admin: FastifyInstance, usage: UsageStore, n
         credits: microToCredits(p.credits),
         prompt_tokens: p.promptTokens,
         completion_tokens: p.completionTokens,
+        cache_read_tokens: p.cacheReadTokens,
+        cache_write_tokens: p.cacheWriteTokens,
       })),
       errors_by_code: report.errorsByCode,
       top_models: report.topModels.map((m) => ({ ...m, credits: microToCredits(m.credits) })),

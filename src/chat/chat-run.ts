@@ -19,6 +19,7 @@ import type { Routing } from '../routing/routing.ts';
 import type { Completion, FinishReason, Usage } from '../shared/chat-wire.ts';
 import { GatewayError } from '../shared/errors.ts';
 import { noteOutcome, type RunMetrics } from '../shared/run-metrics.ts';
+import { cacheWriteTokens, usageUnits } from '../shared/usage.ts';
 import type { AdmittedChat } from './admission.ts';
 import { charsToTokens, costOf } from './chat-quote.ts';
 import { ChunkWriter, completionView, type AnswerIdentity } from './completion-view.ts';
@@ -86,10 +87,11 @@ function usageOrEstimate(usage: Usage | undefined, admitted: AdmittedChat, outpu
 /** Bills the usage and reports it (metrics, the request's log line). */
 async function settleChat(run: PaidRun, ctx: ChatRunContext, deps: ChatRunDeps, usage: Usage, status: 'succeeded' | 'canceled', upstreamMs: number): Promise<number> {
   const admitted = ctx.admitted;
-  const charged = await run.settle(costOf(admitted.prices, usage), { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens }, status);
+  const charged = await run.settle(costOf(admitted.prices, usage), usageUnits(usage), status);
   const labels = { provider: admitted.plan.provider, model: admitted.model.entry.slug };
-  deps.metrics.runSettled({ ...labels, inputTokens: usage.promptTokens, outputTokens: usage.completionTokens, microCredits: charged });
-  noteOutcome(ctx.res, { inputTokens: usage.promptTokens, outputTokens: usage.completionTokens, microCredits: charged, upstreamMs });
+  const tokens = { inputTokens: usage.promptTokens, outputTokens: usage.completionTokens, cacheReadTokens: usage.cacheReadTokens, reasoningTokens: usage.reasoningTokens };
+  deps.metrics.runSettled({ ...labels, ...tokens, cacheWriteTokens: cacheWriteTokens(usage), microCredits: charged });
+  noteOutcome(ctx.res, { ...tokens, cacheWrite5mTokens: usage.cacheWrite5mTokens, cacheWrite1hTokens: usage.cacheWrite1hTokens, microCredits: charged, upstreamMs });
   return charged;
 }
 

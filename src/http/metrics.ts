@@ -56,6 +56,11 @@ export class GatewayMetrics implements RunMetrics {
   });
   private readonly inputTokens = new TalliedCounter(this.registry, 'gateway_input_tokens_total', 'Input tokens billed, by provider and catalog model.', ['provider', 'model']);
   private readonly outputTokens = new TalliedCounter(this.registry, 'gateway_output_tokens_total', 'Output tokens billed, by provider and catalog model.', ['provider', 'model']);
+  private readonly tokens = new TalliedCounter(
+    this.registry, 'gateway_tokens_total',
+    'Tokens billed by kind: input (not cached), cache_read, cache_write (every lifetime), output (reasoning included), reasoning; by provider and catalog model.',
+    ['provider', 'model', 'kind'],
+  );
   /** Counted in micro-credits, published in credits. */
   private readonly credits = new TalliedCounter(this.registry, 'gateway_credits_charged_total', 'Credits charged by settled runs, by provider and catalog model (1 credit = USD 0.01).', ['provider', 'model'], 1_000_000);
   private readonly settled = new TalliedCounter(this.registry, 'gateway_runs_settled_total', 'Runs settled (billed), by provider and catalog model.', ['provider', 'model']);
@@ -130,6 +135,16 @@ export class GatewayMetrics implements RunMetrics {
     this.settled.add(1, provider, model);
     if (run.inputTokens !== undefined && run.inputTokens > 0) this.inputTokens.add(run.inputTokens, provider, model);
     if (run.outputTokens !== undefined && run.outputTokens > 0) this.outputTokens.add(run.outputTokens, provider, model);
+    const cacheRead = run.cacheReadTokens ?? 0;
+    const cacheWrite = run.cacheWriteTokens ?? 0;
+    const byKind: [string, number][] = [
+      ['input', (run.inputTokens ?? 0) - cacheRead - cacheWrite],
+      ['cache_read', cacheRead],
+      ['cache_write', cacheWrite],
+      ['output', run.outputTokens ?? 0],
+      ['reasoning', run.reasoningTokens ?? 0],
+    ];
+    for (const [kind, count] of byKind) if (count > 0) this.tokens.add(count, provider, model, kind);
     if (run.microCredits > 0) this.credits.add(run.microCredits, provider, model);
   }
 

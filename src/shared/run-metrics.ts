@@ -19,6 +19,10 @@ export interface SettledRun extends RunLabels {
   /** Token counts billed, for token-priced runs; omit for other units. */
   inputTokens?: number;
   outputTokens?: number;
+  /** Of inputTokens: read from and written to (every lifetime) the provider's prompt cache; of outputTokens: reasoning. */
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+  reasoningTokens?: number;
   /** Charged, in micro-credits. A refunded run is not settled: it only closes its hold. */
   microCredits: number;
 }
@@ -61,6 +65,11 @@ export interface RequestOutcome {
   code?: string;
   inputTokens?: number;
   outputTokens?: number;
+  /** Of inputTokens: cache reads, default-lifetime (5-minute) and 1-hour cache writes; of outputTokens: reasoning. */
+  cacheReadTokens?: number;
+  cacheWrite5mTokens?: number;
+  cacheWrite1hTokens?: number;
+  reasoningTokens?: number;
   /** Charged, in micro-credits. */
   microCredits?: number;
   /** Milliseconds spent waiting on the provider; the rest of the request's time is the gateway's own. */

@@ -45,5 +45,23 @@ export function reportedUsage(counts: UsageCounts): Usage {
 
 /** The input tokens neither read from nor written to a cache: billed at the plain input price. */
 export function uncachedTokens(usage: Usage): number {
-  return usage.promptTokens - (usage.cacheReadTokens ?? 0) - (usage.cacheWrite5mTokens ?? 0) - (usage.cacheWrite1hTokens ?? 0);
+  return usage.promptTokens - (usage.cacheReadTokens ?? 0) - cacheWriteTokens(usage);
+}
+
+/**
+ * A token run's usage as the job record keeps it (UsageUnits): prompt and completion tokens, and
+ * the cache and reasoning parts the provider reported (named after their catalog prices).
+ */
+export function usageUnits(usage: Usage): Record<string, number> {
+  const units: Record<string, number> = { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens };
+  if (usage.cacheReadTokens !== undefined) units.cache_read_tokens = usage.cacheReadTokens;
+  if (usage.cacheWrite5mTokens !== undefined) units.cache_write_tokens = usage.cacheWrite5mTokens;
+  if (usage.cacheWrite1hTokens !== undefined) units.cache_write_1h_tokens = usage.cacheWrite1hTokens;
+  if (usage.reasoningTokens !== undefined) units.reasoning_tokens = usage.reasoningTokens;
+  return units;
+}
+
+/** Every cache write of a run, whatever its lifetime. */
+export function cacheWriteTokens(usage: Usage): number {
+  return (usage.cacheWrite5mTokens ?? 0) + (usage.cacheWrite1hTokens ?? 0);
 }

@@ -22,8 +22,11 @@ export interface UsagePoint {
   requests: number;
   errors: number;
   credits: number;
+  /** Every input token; of them, read from and written to the providers' prompt caches. */
   promptTokens: number;
   completionTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
 }
 
 export interface UsageReport {
@@ -55,6 +58,9 @@ export interface JobLogRow {
   errorCode: string | null;
   promptTokens: number | null;
   completionTokens: number | null;
+  /** Of promptTokens: cache reads and writes (every lifetime); null where the run reported none. */
+  cacheReadTokens: number | null;
+  cacheWriteTokens: number | null;
   cost: number | null;
   held: number;
   createdAt: number;

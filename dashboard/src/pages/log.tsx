@@ -34,7 +34,7 @@ export function LogPage({ params }: { params: URLSearchParams }) {
               <caption>{page.data.data.length === 0 ? 'No requests match.' : `${page.data.data.length} requests, newest first`}</caption>
               <thead>
                 <tr>
-                  {['Time', 'Key', 'Model', 'Status', 'Code', 'Tokens in / out', 'Credits', 'Latency'].map((h) => <th key={h} scope="col">{h}</th>)}
+                  {['Time', 'Key', 'Model', 'Status', 'Code', 'Tokens in / out', 'Cache read / written', 'Credits', 'Latency'].map((h) => <th key={h} scope="col">{h}</th>)}
                 </tr>
               </thead>
               <tbody>
@@ -46,6 +46,7 @@ export function LogPage({ params }: { params: URLSearchParams }) {
                     <td>{j.status}</td>
                     <td>{j.code ?? '—'}</td>
                     <td class="num">{count(j.prompt_tokens)} / {count(j.completion_tokens)}</td>
+                    <td class="num">{j.cache_read_tokens === null && j.cache_write_tokens === null ? '—' : `${count(j.cache_read_tokens ?? 0)} / ${count(j.cache_write_tokens ?? 0)}`}</td>
                     <td class="num">{credits(j.credits)}</td>
                     <td class="num">{ms(j.latency_ms)}</td>
                   </tr>

@@ -1,4 +1,4 @@
-/** Spend, requests, errors by code, top models and keys over a range, from the hourly rollups. */
+/** Spend, requests, tokens (cache reads and writes apart), errors by code, top models and keys over a range, from the hourly rollups. */
 import type { JSX } from 'preact';
 import { useMemo } from 'preact/hooks';
 import { api, query } from '../api.ts';
@@ -40,6 +40,17 @@ export function OverviewPage({ params }: { params: URLSearchParams }) {
     ],
     [u],
   );
+  const tokens = useMemo(() => {
+    const series = u?.series ?? [];
+    return [
+      { label: 'Input, not cached', values: series.map((p) => p.prompt_tokens - p.cache_read_tokens - p.cache_write_tokens), color: '#7c3aed' },
+      { label: 'Cache reads', values: series.map((p) => p.cache_read_tokens), color: '#0891b2' },
+      { label: 'Cache writes', values: series.map((p) => p.cache_write_tokens), color: '#d97706' },
+      { label: 'Output', values: series.map((p) => p.completion_tokens), color: '#475569' },
+    ];
+  }, [u]);
+  const input = (u?.series ?? []).reduce((sum, p) => sum + p.prompt_tokens, 0);
+  const read = (u?.series ?? []).reduce((sum, p) => sum + p.cache_read_tokens, 0);
   const set = (patch: Record<string, string | undefined>) =>
     navigate('overview', { range, from: range === 'custom' ? from : undefined, to: range === 'custom' ? to : undefined, account_id: accountId, ...patch });
   return (
@@ -67,10 +78,12 @@ export function OverviewPage({ params }: { params: URLSearchParams }) {
             <div><dt>Spend</dt><dd data-testid="total-credits">{credits(u.totals.credits)} credits</dd></div>
             <div><dt>Requests</dt><dd data-testid="total-requests">{count(u.totals.requests)}</dd></div>
             <div><dt>Errors</dt><dd data-testid="total-errors">{count(u.totals.errors)}</dd></div>
+            <div><dt>Input from cache</dt><dd data-testid="cached-share">{input === 0 ? '—' : `${Math.round((read / input) * 1000) / 10}%`}</dd></div>
           </dl>
           <div class="charts">
             <Chart title={`Spend per ${bucket} (credits)`} times={times} series={spend} unit="credits" />
             <Chart title={`Requests and errors per ${bucket}`} times={times} series={traffic} unit="requests" />
+            <Chart title={`Tokens per ${bucket}`} times={times} series={tokens} unit="tokens" />
           </div>
           <div class="tables">
             <Ranked caption="Errors by code" head={['Code', 'Requests']} rows={u.errors_by_code.map((e) => [e.code, count(e.requests)])} values={u.errors_by_code.map((e) => e.requests)} />

@@ -10,7 +10,7 @@
  *   DELETE locks what it takes; on SQLite writes are serial);
  * - the dashboard never reads stale figures: it rolls up what is pending before it reads.
  */
-import { COLUMNS, insertTotal, rollupSelect, TOTALS, UPSERT, upsertTotal } from './usage-rollup-sql.ts';
+import { COLUMNS, insertTotal, rollupSelect, TOKEN_COLUMNS, TOTALS, UPSERT, upsertTotal } from './usage-rollup-sql.ts';
 import type { Dialect } from './tables.ts';
 
 /** How often the roller runs besides before each dashboard read. */
@@ -20,7 +20,7 @@ const GROUP = 'hour, account_id, key_id, model, code';
 
 /** The pending rows of `pending` (an alias of usage_pending or of the rows taken from it) summed as hourly rollup rows. */
 function batch(dialect: Dialect, pending: string, where: string): string {
-  return `SELECT ${GROUP}, sum(requests) AS requests, sum(credits) AS credits, sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens
+  return `SELECT ${GROUP}, sum(requests) AS requests, sum(credits) AS credits, ${TOKEN_COLUMNS.map((c) => `sum(${c}) AS ${c}`).join(', ')}
   FROM (${rollupSelect(dialect, 'p')} FROM ${pending} p JOIN jobs j ON j.id = p.job_id WHERE ${where}) AS closed GROUP BY ${GROUP}`;
 }
 
@@ -42,7 +42,7 @@ SELECT count(*) AS taken FROM taken`;
 export function sqliteRollup(): string[] {
   return [
     `CREATE TEMP TABLE IF NOT EXISTS usage_batch (hour INTEGER, account_id TEXT, key_id TEXT, model TEXT, code TEXT,
-      requests INTEGER, credits INTEGER, prompt_tokens INTEGER, completion_tokens INTEGER)`,
+      requests INTEGER, credits INTEGER, ${TOKEN_COLUMNS.map((c) => `${c} INTEGER`).join(', ')})`,
     'DELETE FROM temp.usage_batch',
     `INSERT INTO temp.usage_batch ${batch('sqlite', 'usage_pending', 'p.rowid <= ?')}`,
     // `WHERE true`: SQLite needs a WHERE before ON CONFLICT in INSERT … SELECT to parse the upsert.

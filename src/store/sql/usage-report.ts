@@ -1,6 +1,6 @@
 /**
  * The overview's four reads (series, errors by code, top models, top keys) over the rollup tables
- * (migrations 090 and 094), each from the narrowest table that answers it:
+ * (migrations 090, 094 and 096), each from the narrowest table that answers it:
  *
  * - one key: its hourly rollups (index on key_id, hour), at most a row per model and code an hour;
  * - all accounts or one: the narrow totals, whole UTC days from the daily ones and the hours at the
@@ -17,14 +17,17 @@ const TOP = 10;
 
 type Num = number | string;
 export interface UsageRows {
-  series: { t: Num; requests: Num; errors: Num; credits: Num; prompt_tokens: Num; completion_tokens: Num }[];
+  series: { t: Num; requests: Num; errors: Num; credits: Num; prompt_tokens: Num; completion_tokens: Num; cache_read_tokens: Num; cache_write_tokens: Num }[];
   codes: { code: string; requests: Num }[];
   models: { model: string; requests: Num; credits: Num }[];
   keys: { key_id: string; account_id: string; requests: Num; credits: Num }[];
 }
 
-const SUMS = sql`sum(requests) AS requests, sum(errors) AS errors, sum(credits) AS credits,
-  sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens`;
+/** The token columns of the rollups and key totals (migrations 090, 094 and 096). */
+const TOKENS = sql`prompt_tokens, completion_tokens, cache_read_tokens, cache_write_tokens`;
+const TOKEN_SUMS = sql`sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens,
+  sum(cache_read_tokens) AS cache_read_tokens, sum(cache_write_tokens) AS cache_write_tokens`;
+const SUMS = sql`sum(requests) AS requests, sum(errors) AS errors, sum(credits) AS credits, ${TOKEN_SUMS}`;
 const TOP_ORDER = sql`ORDER BY credits DESC, requests DESC LIMIT ${sql.lit(TOP)}`;
 const bucketOf = (column: string, size: number) => sql`(${sql.ref(column)} / ${sql.lit(size)}) * ${sql.lit(size)}`;
 
@@ -46,7 +49,7 @@ async function keyUsage(db: Kysely<Database>, query: UsageQuery & { keyId: strin
   const errors = sql`CASE WHEN code = '' THEN 0 ELSE requests END`;
   const [series, codes, models, keys] = await Promise.all([
     rows<UsageRows['series'][number]>(db, sql`SELECT ${bucketOf('hour', size)} AS t, sum(requests) AS requests, sum(${errors}) AS errors,
-      sum(credits) AS credits, sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens
+      sum(credits) AS credits, ${TOKEN_SUMS}
       FROM usage_rollups WHERE ${range} GROUP BY ${bucketOf('hour', size)} ORDER BY t`),
     rows<UsageRows['codes'][number]>(db, sql`SELECT code, sum(requests) AS requests FROM usage_rollups WHERE ${range} AND code <> ''
       GROUP BY code ORDER BY requests DESC`),
@@ -68,9 +71,9 @@ async function accountUsage(db: Kysely<Database>, query: UsageQuery, from: numbe
   const parts = (daily: (s: Span) => RawBuilder<unknown>, hourly: (s: Span) => RawBuilder<unknown>) =>
     unionAll(spans.map((s) => (s.table === 'daily' ? daily(s) : hourly(s))));
   const keyRows = parts(
-    (s) => sql`SELECT day AS t, key_id, account_id, requests, errors, credits, prompt_tokens, completion_tokens
+    (s) => sql`SELECT day AS t, key_id, account_id, requests, errors, credits, ${TOKENS}
       FROM usage_key_days WHERE ${within('day', s.from, s.to, accountId)}`,
-    (s) => sql`SELECT ${bucketOf('hour', DAY)} AS t, key_id, account_id, requests, errors, credits, prompt_tokens, completion_tokens
+    (s) => sql`SELECT ${bucketOf('hour', DAY)} AS t, key_id, account_id, requests, errors, credits, ${TOKENS}
       FROM usage_key_hours WHERE ${within('hour', s.from, s.to, accountId)}`,
   );
   const series = query.bucket === 'day'

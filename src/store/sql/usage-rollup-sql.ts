@@ -1,18 +1,29 @@
 /**
  * The usage roller's SQL (usage-pending.ts): a closed job as an hourly rollup row, and the narrow
- * totals beside the rollups. Migrations 090 and 094 created these tables with their own, frozen,
+ * totals beside the rollups. Migrations 090 and 094 created these tables (096 added the cache columns) with their own, frozen,
  * copies of these statements; this is the live one.
  */
 import type { Dialect } from './tables.ts';
 
 /**
- * A token count from the job's usage JSON (a text column, migration 003: `{"prompt_tokens":…,"completion_tokens":…}`),
- * 0 when the job has none (no usage, or units of another kind such as images).
+ * The token columns of a rollup row, each the sum of these fields of the job's usage JSON (a text
+ * column, migration 003: `{"prompt_tokens":…,"completion_tokens":…,"cache_read_tokens":…}`):
+ * migration 090's two, and 096's cache reads and writes (every lifetime: the price split is in
+ * the job's own record).
  */
-function tokens(dialect: Dialect, field: 'prompt_tokens' | 'completion_tokens'): string {
-  return dialect === 'sqlite'
-    ? `coalesce(json_extract(j.usage, '$.${field}'), 0)`
-    : `coalesce((j.usage::json->>'${field}')::numeric::bigint, 0)`;
+const TOKENS: Readonly<Record<string, readonly string[]>> = {
+  prompt_tokens: ['prompt_tokens'],
+  completion_tokens: ['completion_tokens'],
+  cache_read_tokens: ['cache_read_tokens'],
+  cache_write_tokens: ['cache_write_tokens', 'cache_write_1h_tokens'],
+};
+export const TOKEN_COLUMNS = Object.keys(TOKENS);
+
+/** A token count from the job's usage JSON, 0 where it has none (no usage, or units of another kind such as images). */
+function tokens(dialect: Dialect, fields: readonly string[]): string {
+  return fields
+    .map((field) => (dialect === 'sqlite' ? `coalesce(json_extract(j.usage, '$.${field}'), 0)` : `coalesce((j.usage::json->>'${field}')::numeric::bigint, 0)`))
+    .join(' + ');
 }
 
 /**
@@ -24,16 +35,13 @@ export function rollupSelect(dialect: Dialect, ledger: string): string {
   SELECT (j.created_at / 3600000) * 3600000 AS hour, j.account_id AS account_id, coalesce(j.key_id, '') AS key_id, j.model AS model,
          CASE WHEN ${ledger}.kind = 'settle' AND j.error_code IS NULL THEN '' ELSE coalesce(j.error_code, j.status) END AS code,
          1 AS requests, CASE WHEN ${ledger}.kind = 'settle' THEN ${ledger}.amount ELSE 0 END AS credits,
-         ${tokens(dialect, 'prompt_tokens')} AS prompt_tokens, ${tokens(dialect, 'completion_tokens')} AS completion_tokens`;
+         ${Object.entries(TOKENS).map(([column, fields]) => `${tokens(dialect, fields)} AS ${column}`).join(', ')}`;
 }
 
 export const UPSERT = `ON CONFLICT (hour, account_id, key_id, model, code) DO UPDATE SET
-  requests = usage_rollups.requests + excluded.requests,
-  credits = usage_rollups.credits + excluded.credits,
-  prompt_tokens = usage_rollups.prompt_tokens + excluded.prompt_tokens,
-  completion_tokens = usage_rollups.completion_tokens + excluded.completion_tokens`;
+  ${['requests', 'credits', ...TOKEN_COLUMNS].map((c) => `${c} = usage_rollups.${c} + excluded.${c}`).join(',\n  ')}`;
 
-export const COLUMNS = '(hour, account_id, key_id, model, code, requests, credits, prompt_tokens, completion_tokens)';
+export const COLUMNS = `(hour, account_id, key_id, model, code, requests, credits, ${TOKEN_COLUMNS.join(', ')})`;
 
 const DAY = 86_400_000;
 
@@ -46,7 +54,7 @@ export interface Total {
   where?: string;
 }
 
-const KEY_AMOUNTS = ['requests', 'errors', 'credits', 'prompt_tokens', 'completion_tokens'];
+const KEY_AMOUNTS = ['requests', 'errors', 'credits', ...TOKEN_COLUMNS];
 export const TOTALS: Total[] = [
   { table: 'usage_key_hours', keys: ['hour', 'account_id', 'key_id'], amounts: KEY_AMOUNTS },
   { table: 'usage_key_days', keys: ['day', 'account_id', 'key_id'], amounts: KEY_AMOUNTS },
@@ -65,8 +73,7 @@ const FROM_ROLLUP: Record<string, string> = {
   requests: 'requests',
   errors: "CASE WHEN code = '' THEN 0 ELSE requests END",
   credits: 'credits',
-  prompt_tokens: 'prompt_tokens',
-  completion_tokens: 'completion_tokens',
+  ...Object.fromEntries(TOKEN_COLUMNS.map((c) => [c, c])),
 };
 
 export function upsertTotal(total: Total): string {

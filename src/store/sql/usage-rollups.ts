@@ -10,20 +10,35 @@ import { toAccount } from './account-queries.ts';
 import { usageRows } from './usage-report.ts';
 import type { Database } from './tables.ts';
 
-/** Token counts from a job's usage JSON (`{"prompt_tokens":…,"completion_tokens":…}`); null where it has none. */
-function tokenCounts(usage: string | null): { prompt: number | null; completion: number | null } {
-  if (usage === null) return { prompt: null, completion: null };
+interface TokenCounts {
+  prompt: number | null;
+  completion: number | null;
+  cacheRead: number | null;
+  cacheWrite: number | null;
+}
+
+const NO_TOKENS: TokenCounts = { prompt: null, completion: null, cacheRead: null, cacheWrite: null };
+
+/** Token counts from a job's usage JSON (`{"prompt_tokens":…,"completion_tokens":…,"cache_read_tokens":…}`); null where it has none. */
+function tokenCounts(usage: string | null): TokenCounts {
+  if (usage === null) return NO_TOKENS;
   let units: unknown;
   try {
     units = JSON.parse(usage);
   } catch {
-    return { prompt: null, completion: null };
+    return NO_TOKENS;
   }
   const count = (field: string): number | null => {
     const value = typeof units === 'object' && units !== null ? (units as Record<string, unknown>)[field] : undefined;
     return typeof value === 'number' && Number.isFinite(value) ? value : null;
   };
-  return { prompt: count('prompt_tokens'), completion: count('completion_tokens') };
+  const writes = [count('cache_write_tokens'), count('cache_write_1h_tokens')].filter((n) => n !== null);
+  return {
+    prompt: count('prompt_tokens'),
+    completion: count('completion_tokens'),
+    cacheRead: count('cache_read_tokens'),
+    cacheWrite: writes.length === 0 ? null : writes.reduce((a, b) => a + b, 0),
+  };
 }
 
 export class SqlUsageStore implements UsageStore {
@@ -42,6 +57,8 @@ export class SqlUsageStore implements UsageStore {
         credits: Number(s.credits),
         promptTokens: Number(s.prompt_tokens),
         completionTokens: Number(s.completion_tokens),
+        cacheReadTokens: Number(s.cache_read_tokens),
+        cacheWriteTokens: Number(s.cache_write_tokens),
       })),
       errorsByCode: codes.map((c) => ({ code: c.code, requests: Number(c.requests) })),
       topModels: models.map((m) => ({ model: m.model, requests: Number(m.requests), credits: Number(m.credits) })),
@@ -84,6 +101,8 @@ export class SqlUsageStore implements UsageStore {
       errorCode: r.error_code,
       promptTokens: tokens.prompt,
       completionTokens: tokens.completion,
+      cacheReadTokens: tokens.cacheRead,
+      cacheWriteTokens: tokens.cacheWrite,
       cost: r.cost === null ? null : Number(r.cost),
       held: Number(r.held),
       createdAt: Number(r.created_at),

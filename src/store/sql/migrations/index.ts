@@ -16,6 +16,7 @@ import { instanceLeasesMigration } from './092-instance-leases.ts';
 import { audioUploadsMigration } from './093-audio-uploads.ts';
 import { dashboardUsageTotalsMigration } from './094-dashboard-usage-totals.ts';
 import { usagePendingMigration } from './095-usage-pending.ts';
+import { usageCacheTokensMigration } from './096-usage-cache-tokens.ts';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
@@ -31,6 +32,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '093_audio_uploads': audioUploadsMigration(dialect),
         '094_dashboard_usage_totals': dashboardUsageTotalsMigration(dialect),
         '095_usage_pending': usagePendingMigration(dialect),
+        '096_usage_cache_tokens': usageCacheTokensMigration,
       };
     },
   };
