@@ -4,6 +4,7 @@ import { Catalog } from '../src/catalog/catalog.ts';
 import { CATEGORIES } from '../src/catalog/catalog-file.ts';
 import { DEFAULT_CATALOG_FILE } from '../src/config.ts';
 import { chatProviderIds, describedProviderIds, PROVIDERS } from '../src/providers/descriptors.ts';
+import { costOf } from '../src/chat/chat-quote.ts';
 import { startGateway } from './helpers/gateway.ts';
 
 const CHAT_PROVIDERS = chatProviderIds(PROVIDERS);
@@ -97,5 +98,18 @@ describe('shipped catalog', () => {
     } finally {
       await gw.close();
     }
+  });
+
+  it('the worked examples of docs/catalog.md and docs/api/billing.md hold at the shipped prices', () => {
+    const prices = (slug: string) => {
+      const p = catalog.bySlug(slug)?.prices;
+      if (p === undefined) throw new Error(`${slug} has no prices`);
+      return p;
+    };
+    const sonnet = prices('claude-sonnet-4-5');
+    expect(costOf(sonnet, { promptTokens: 20_120, completionTokens: 850, cacheWrite5mTokens: 16_000, cacheWrite1hTokens: 4_000 })).toBe(9_711_000);
+    expect(costOf(sonnet, { promptTokens: 20_150, completionTokens: 600, cacheReadTokens: 20_000 })).toBe(1_545_000);
+    expect(costOf(sonnet, { promptTokens: 20_150, completionTokens: 600 })).toBe(6_945_000);
+    expect(costOf(prices('deepseek-flash'), { promptTokens: 10_000, completionTokens: 431, cacheReadTokens: 9_873 })).toBe(61_454);
   });
 });

@@ -11,6 +11,7 @@ import { assemble } from './helpers/providers.ts';
 import { CACHE_MODELS, CENTI_MICRO, charge, parts, promptOf, type Parts } from './helpers/prompt-cache.ts';
 import { estimateInputTokens } from '../src/chat/chat-quote.ts';
 import { parseChatRequest } from '../src/chat/chat-request.ts';
+import { chatChunkSchema, chatCompletionSchema } from '../src/openapi/schemas.ts';
 
 interface CacheRow {
   provider: 'provider_1' | 'provider_2' | 'provider_3' | 'provider_7';
@@ -89,6 +90,11 @@ async function run(row: CacheRow, p: Parts, stream: boolean) {
   const r = await h.gw.api('/chat/completions', { key, body });
   expect(r.status, r.text).toBe(200);
   const usage = stream ? assemble(r.text).usage : r.json.usage;
+  // The published schema (OpenAPI) describes the usage object as answered: parsing keeps every field.
+  const published = stream
+    ? chatChunkSchema.parse(JSON.parse(r.text.split('\n\n').find((e) => e.includes('"usage":{'))?.slice('data: '.length) ?? 'null')).usage
+    : chatCompletionSchema.parse(r.json).usage;
+  expect(published).toEqual(usage);
   const after = await money(h.gw, accountId);
   expect(after.held).toBe(0);
   return { usage, cost: before.balance - after.balance, jobId: r.headers['x-service-job-id'] as string };

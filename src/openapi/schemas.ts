@@ -13,7 +13,18 @@ const toolCall = z.object({
   function: z.object({ name: z.string(), arguments: z.string().describe('JSON text.') }),
 });
 const finishReason = z.enum(['stop', 'length', 'tool_calls', 'content_filter']);
-const usage = z.object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int() });
+const usage = z.object({
+  prompt_tokens: z.number().int().describe('Every input token, cached or not.'),
+  completion_tokens: z.number().int().describe('Output tokens, reasoning included.'),
+  total_tokens: z.number().int(),
+  prompt_tokens_details: z.object({
+    cached_tokens: z.number().int().describe("Of prompt_tokens: read from the provider's prompt cache (billed at the model's cache_read price)."),
+    cache_write_tokens: z.number().int().optional().describe('Of prompt_tokens: written to the prompt cache (billed at its cache_write prices); only when the provider reported writes.'),
+  }).optional().describe('Only when the provider reported cache reads or writes.'),
+  completion_tokens_details: z.object({
+    reasoning_tokens: z.number().int().describe('Of completion_tokens: the reasoning (thinking) tokens.'),
+  }).optional().describe('Only when the provider reported reasoning tokens.'),
+});
 
 export const chatCompletionSchema = z.object({
   id: z.string().describe('`chatcmpl-` followed by the job id (header X-Service-Job-Id).'),
