@@ -6,7 +6,7 @@
 const LAYERS = [
   ['shared'],
   ['store'],
-  ['keys', 'catalog'],
+  ['keys', 'catalog', 'telemetry'],
   ['billing', 'gate', 'notifications', 'routing'],
   ['providers'],
   ['http', 'config.ts'],

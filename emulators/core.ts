@@ -30,6 +30,7 @@ export interface Picked {
 /** One received request, as a protocol module sees it. */
 export interface Exchange {
   readonly kind: EmulatorKind;
+  /** The key to check the request against: the one it presents when the emulator accepts it, else the emulator's own. */
   readonly apiKey: string;
   readonly method: string;
   /** Path and query as received. */
@@ -43,7 +44,7 @@ export interface Exchange {
   readonly body: unknown;
   /** True when a non-empty body is not valid JSON. */
   readonly bodyInvalid: boolean;
-  /** Takes the next queued scenario, or the default. Call only once the request is accepted. */
+  /** Takes the next queued scenario, or the default (a throttled key's 429 first). Call only once the request is accepted. */
   take(): Picked;
 }
 
@@ -376,8 +377,22 @@ function optionsOf(v: unknown): ScenarioOptions | undefined {
   return isRecord(v) ? (v as ScenarioOptions) : undefined;
 }
 
+/** The key a request presents, wherever its protocol carries it (Bearer, x-api-key, x-goog-api-key, ?key=). */
+export function presentedKey(headers: IncomingHttpHeaders, search: string): string | undefined {
+  const first = (name: string) => {
+    const v = headers[name];
+    return Array.isArray(v) ? v[0] : v;
+  };
+  const bearer = /^Bearer (.+)$/i.exec(first('authorization') ?? '')?.[1];
+  return bearer ?? first('x-api-key') ?? first('x-goog-api-key') ?? (new URLSearchParams(search).get('key') ?? undefined);
+}
+
 export async function startServer(impl: ProtocolImpl, opts: StartOptions = {}): Promise<Emulator> {
   const apiKey = opts.apiKey ?? DEFAULT_API_KEY;
+  // Every key the emulator accepts: a request presenting one of them is checked against it by its protocol.
+  const accepted = new Set([apiKey, ...(opts.apiKeys ?? [])]);
+  /** Keys answered 429 (the protocol's own body) until unthrottled, with their retry-after seconds. */
+  const throttled = new Map<string, number>();
   const host = opts.host ?? '127.0.0.1';
   const record = opts.record ?? true;
   const control = opts.control ?? false;
@@ -387,8 +402,23 @@ export async function startServer(impl: ProtocolImpl, opts: StartOptions = {}): 
   const timers = new Set<NodeJS.Timeout>();
 
   const take = (): Picked => queue.shift() ?? fallback;
+  /** A throttled key's 429 comes before any queued scenario, and consumes none. */
+  const takeFor = (key: string | undefined): Picked => {
+    const after = key === undefined ? undefined : throttled.get(key);
+    if (after !== undefined) return { scenario: { kind: 'error', status: 429, headers: { 'retry-after': String(after) } }, opts: {} };
+    return take();
+  };
 
   const api = {
+    failFirst(count: number, status: number, headers?: Record<string, string>): void {
+      for (let i = 0; i < count; i++) queue.push({ scenario: { kind: 'error', status, ...(headers === undefined ? {} : { headers }) }, opts: {} });
+    },
+    throttle(key: string, retryAfterSeconds = 1): void {
+      throttled.set(key, retryAfterSeconds);
+    },
+    unthrottle(key: string): void {
+      throttled.delete(key);
+    },
     enqueue(s: Scenario, o?: ScenarioOptions): void {
       queue.push({ scenario: s, opts: o ?? {} });
     },
@@ -398,6 +428,7 @@ export async function startServer(impl: ProtocolImpl, opts: StartOptions = {}): 
     reset(): void {
       queue.length = 0;
       requests.length = 0;
+      throttled.clear();
       fallback = { scenario: null, opts: {} };
       impl.reset?.();
     },
@@ -449,7 +480,9 @@ export async function startServer(impl: ProtocolImpl, opts: StartOptions = {}): 
       const method = req.method ?? 'GET';
       if (control && pathname.startsWith(CONTROL_PREFIX)) return controlRoute(method, pathname, body, res);
       if (record) requests.push({ method, path: url, headers: req.headers, body: bodyInvalid ? raw : body });
-      const ex: Exchange = { kind: impl.kind, apiKey, method, url, pathname, search, headers: req.headers, raw, body, bodyInvalid, take };
+      const presented = presentedKey(req.headers, search);
+      const key = presented !== undefined && accepted.has(presented) ? presented : apiKey;
+      const ex: Exchange = { kind: impl.kind, apiKey: key, method, url, pathname, search, headers: req.headers, raw, body, bodyInvalid, take: () => takeFor(presented) };
       let reply: Reply;
       try {
         reply = impl.handle(ex);

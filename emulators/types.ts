@@ -141,7 +141,12 @@ export interface Emulator {
   enqueue(s: Scenario, o?: ScenarioOptions): void;
   /** null = the built-in default. */
   setDefault(s: Scenario | null, o?: ScenarioOptions): void;
-  /** Clears queue, requests and default. */
+  /** The next `count` accepted requests fail with `status` (the provider's real body for it). */
+  failFirst(count: number, status: number, headers?: Record<string, string>): void;
+  /** Requests with `key` get 429 with `retry-after` (the provider's real body) until unthrottled; they take no scenario. */
+  throttle(key: string, retryAfterSeconds?: number): void;
+  unthrottle(key: string): void;
+  /** Clears queue, requests, throttled keys and default. */
   reset(): void;
   /** Closes the server and any hanging sockets. */
   close(): Promise<void>;
@@ -154,6 +159,8 @@ export interface StartOptions {
   host?: string;
   /** Default 'emu-key'. */
   apiKey?: string;
+  /** More keys the emulator accepts besides `apiKey` (a key pool); any other key is refused with the provider's auth error. */
+  apiKeys?: string[];
   /** Record requests (default true). The CLI turns it off unless asked, so long benchmarks don't grow memory. */
   record?: boolean;
   /** Serve the `/__emulator/*` control routes (default false; the CLI turns them on). */

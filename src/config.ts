@@ -38,6 +38,15 @@ function mediaHostVariables() {
 
 export interface ProviderEndpoint {
   baseUrl: string;
+  /** The first key (fine-tuning jobs stay with the key that created them). */
+  apiKey: string | undefined;
+  /** Every key of `<PREFIX>_API_KEY`, comma-separated, in order: chat and embeddings calls take them in turn. */
+  apiKeys: readonly string[];
+}
+
+/** A media host's base URL and its one key. */
+export interface MediaHostEndpoint {
+  baseUrl: string;
   apiKey: string | undefined;
 }
 
@@ -56,7 +65,7 @@ export interface Config<Provider extends ProviderId = ConfiguredProvider> {
   /** PROVIDER_N_BASE_URL and PROVIDER_N_API_KEY of every provider with a descriptor. */
   providers: Record<Provider, ProviderEndpoint>;
   /** The media and GPU hosts (predictions protocol). */
-  mediaHosts: Record<MediaHostId, ProviderEndpoint>;
+  mediaHosts: Record<MediaHostId, MediaHostEndpoint>;
   /** How long POST /images/generations waits for the images before answering 202. */
   mediaSyncWaitMs: number;
   /** First interval between polls of a media job (then doubling, up to 8 times this). */
@@ -72,6 +81,12 @@ export interface Config<Provider extends ProviderId = ConfiguredProvider> {
   catalogFile: string;
   trustProxy: AddressMatcher | undefined;
   providerTimeoutMs: number;
+  /** Attempts of one model after its first (429, 5xx, connection failure), at most (docs/decisions.md "Routing"). */
+  upstreamRetries: number;
+  /** The wait before the first retry, doubling after each, with jitter. */
+  upstreamBackoffMs: number;
+  /** Traces go over OTLP/HTTP to this collector base URL; unset: no traces. */
+  otlpEndpoint: string | undefined;
   nonstreamKeepaliveMs: number;
   streamKeepaliveMs: number;
   smtpUrl: string | undefined;
@@ -104,6 +119,9 @@ const envSchema = z.object({
   CATALOG_FILE: z.string().min(1).default(DEFAULT_CATALOG_FILE),
   TRUST_PROXY: optionalString,
   PROVIDER_TIMEOUT_MS: integer(1, 3_600_000).default(85_000),
+  UPSTREAM_RETRIES: integer(0, 10).default(2),
+  UPSTREAM_BACKOFF_MS: integer(0, 60_000).default(250),
+  OTEL_EXPORTER_OTLP_ENDPOINT: url.regex(/^https?:\/\//, 'must be an http(s) URL').optional(),
   NONSTREAM_KEEPALIVE_MS: integer(1, 3_600_000).default(25_000),
   STREAM_KEEPALIVE_MS: integer(1, 3_600_000).default(15_000),
   SMTP_URL: z.string().regex(/^smtps?:\/\/.+/, 'must be smtp://… or smtps://…').optional(),
@@ -156,7 +174,9 @@ export function loadConfig(env: Env = process.env, descriptors: readonly Provide
   const providers: Partial<Record<ProviderId, ProviderEndpoint>> = {};
   for (const descriptor of descriptors) {
     const names = envNames(descriptor);
-    providers[descriptor.id] = { baseUrl: stripSlash(p[names.baseUrl] as string), apiKey: p[names.apiKey] };
+    const keys = keyList(p[names.apiKey]);
+    if (keys.some((key) => key === '')) throw new ConfigError(`Invalid configuration:\n  ${names.apiKey}: a comma-separated list of keys, none of them empty`);
+    providers[descriptor.id] = { baseUrl: stripSlash(p[names.baseUrl] as string), apiKey: keys[0], apiKeys: keys };
   }
   const m = media.data as Record<string, string | undefined>;
   let trustProxy: AddressMatcher | undefined;
@@ -178,7 +198,7 @@ export function loadConfig(env: Env = process.env, descriptors: readonly Provide
     mediaHosts: Object.fromEntries(MEDIA_HOSTS.map((host) => [host, {
       baseUrl: stripSlash(m[`${mediaHostEnvPrefix(host)}_BASE_URL`] as string),
       apiKey: m[`${mediaHostEnvPrefix(host)}_API_KEY`],
-    }])) as Record<MediaHostId, ProviderEndpoint>,
+    }])) as Record<MediaHostId, MediaHostEndpoint>,
     mediaSyncWaitMs: e.MEDIA_SYNC_WAIT_MS,
     mediaPollMs: e.MEDIA_POLL_MS,
     mediaJobTimeoutMs: e.MEDIA_JOB_TIMEOUT_MS,
@@ -188,6 +208,9 @@ export function loadConfig(env: Env = process.env, descriptors: readonly Provide
     catalogFile: e.CATALOG_FILE,
     trustProxy,
     providerTimeoutMs: e.PROVIDER_TIMEOUT_MS,
+    upstreamRetries: e.UPSTREAM_RETRIES,
+    upstreamBackoffMs: e.UPSTREAM_BACKOFF_MS,
+    otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? undefined : stripSlash(e.OTEL_EXPORTER_OTLP_ENDPOINT),
     nonstreamKeepaliveMs: e.NONSTREAM_KEEPALIVE_MS,
     streamKeepaliveMs: e.STREAM_KEEPALIVE_MS,
     smtpUrl: e.SMTP_URL,
@@ -196,6 +219,11 @@ export function loadConfig(env: Env = process.env, descriptors: readonly Provide
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     media: { maxImages: e.MAX_IMAGES_PER_REQUEST, maxPdfPages: e.MAX_PDF_PAGES_PER_REQUEST, maxPartBytes: e.MAX_PART_BYTES },
   };
+}
+
+/** The keys of a comma-separated `<PREFIX>_API_KEY` (spaces around each trimmed). */
+function keyList(value: string | undefined): string[] {
+  return value === undefined ? [] : value.split(',').map((key) => key.trim());
 }
 
 function stripSlash(value: string): string {

@@ -11,7 +11,7 @@ import { PaidRuns } from './billing/paid-run.ts';
 import type { ProviderId } from './catalog/catalog-file.ts';
 import { registerChatRoute } from './chat/route.ts';
 import { MailSender } from './notifications/mail-sender.ts';
-import { chatProviderIds, describedProviderIds, PROVIDERS } from './providers/descriptors.ts';
+import { chatProviderIds, describedProviderIds, PROVIDERS, telemetryNames } from './providers/descriptors.ts';
 
 import { registerEmbeddingsRoute } from './embeddings/route.ts';
 import { registerJobsRoute } from './jobs/route.ts';
@@ -20,6 +20,7 @@ import { defaultEmbeddingsAdapters, type EmbeddingsAdapterTable } from './provid
 import { defaultAdapters, type AdapterTable } from './providers/registry.ts';
 import { UpstreamClient } from './providers/upstream-client.ts';
 import { Routing, type PoolEndpoint } from './routing/routing.ts';
+import { NO_TRACER } from './telemetry/run-tracer.ts';
 import { randomUUID } from 'node:crypto';
 import { holdsUnderLease, OrphanRecovery } from './billing/orphan-recovery.ts';
 import { registerCatalogRoutes } from './catalog/routes.ts';
@@ -105,7 +106,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   const catalog = Catalog.fromFile(config.catalogFile, {
     chatProviders: chatProviderIds(PROVIDERS),
     keyedProviders: describedProviderIds(PROVIDERS),
-    providerHasCredentials: (provider) => endpoints[provider]?.apiKey !== undefined,
+    providerHasCredentials: (provider) => (endpoints[provider]?.apiKeys.length ?? 0) > 0,
   });
   // Redis (REDIS_URL) is checked before the database: an unreachable one stops start-up.
   const shared = await openSharedState(config, logger);
@@ -125,7 +126,19 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
 
   const instanceId = randomUUID();
   const upstream = new UpstreamClient();
-  const routing = new Routing({ endpoints: routingEndpoints(config.providers) });
+  // Traces only when a collector is configured: the SDK is not even loaded otherwise.
+  const tracer = config.otlpEndpoint === undefined
+    ? NO_TRACER
+    : (await import('./telemetry/otlp-tracer.ts')).otlpTracer({ endpoint: config.otlpEndpoint, serviceName: 'model-gateway', serviceVersion: GATEWAY_VERSION });
+  const routing = new Routing({
+    endpoints: routingEndpoints(config.providers),
+    rests: shared.rests,
+    retries: config.upstreamRetries,
+    backoffMs: config.upstreamBackoffMs,
+    metrics,
+    tracer,
+    providerNames: telemetryNames(PROVIDERS),
+  });
   // Limit e-mails leave from an outbox in the background; without SMTP_URL, notifications stay in-product.
   const mail = config.smtpUrl === undefined ? undefined : new MailSender({
     smtpUrl: config.smtpUrl,
@@ -249,6 +262,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
       clearInterval(renewal);
       await mail?.close();
       await upstream.close();
+      await tracer.close();
       await shared.close();
       await mediaHost.close();
       await fineTuningClient.close();
@@ -262,8 +276,6 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
 /** Each provider's base URL and keys, as the provider-call glue takes them. */
 function routingEndpoints(providers: Partial<Record<ProviderId, ProviderEndpoint>>): Partial<Record<ProviderId, PoolEndpoint>> {
   const endpoints: Partial<Record<ProviderId, PoolEndpoint>> = {};
-  for (const [provider, endpoint] of Object.entries(providers) as [ProviderId, ProviderEndpoint][]) {
-    endpoints[provider] = { baseUrl: endpoint.baseUrl, apiKeys: endpoint.apiKey === undefined ? [] : [endpoint.apiKey] };
-  }
+  for (const [provider, endpoint] of Object.entries(providers) as [ProviderId, ProviderEndpoint][]) endpoints[provider] = { baseUrl: endpoint.baseUrl, apiKeys: endpoint.apiKeys };
   return endpoints;
 }

@@ -1,6 +1,6 @@
 /**
- * What gateway processes share besides the database: key events and sliding-window
- * limits. Without REDIS_URL both live in this process; with it, in Redis (keys and the
+ * What gateway processes share besides the database: key events, sliding-window limits and
+ * the rests of provider keys and deployments. Without REDIS_URL both live in this process; with it, in Redis (keys and the
  * channel named under REDIS_PREFIX), over two connections: one for commands (limit
  * scripts, publishing key changes) and one subscribed to key changes.
  */
@@ -11,10 +11,14 @@ import { MemoryRateLimiter, type RateLimiter } from './gate/rate-limit/rate-limi
 import { RedisRateLimiter } from './gate/rate-limit/redis-rate-limiter.ts';
 import { LocalKeyEvents, type KeyEvents } from './keys/key-events.ts';
 import { RedisKeyEvents } from './keys/redis-key-events.ts';
+import { RedisRests } from './routing/redis-rests.ts';
+import { LocalRests, type Rests } from './routing/rests.ts';
 
 export interface SharedState {
   keyEvents: KeyEvents;
   rateLimiter: RateLimiter;
+  /** Provider keys and deployments that rest (routing/). */
+  rests: Rests;
   close(): Promise<void>;
 }
 
@@ -24,7 +28,7 @@ const COMMAND_TIMEOUT_MS = 1_000;
 
 export async function openSharedState(config: Pick<Config, 'redisUrl' | 'redisPrefix'>, log: Logger): Promise<SharedState> {
   if (config.redisUrl === undefined) {
-    return { keyEvents: new LocalKeyEvents(), rateLimiter: new MemoryRateLimiter(), close: () => Promise.resolve() };
+    return { keyEvents: new LocalKeyEvents(), rateLimiter: new MemoryRateLimiter(), rests: new LocalRests(), close: () => Promise.resolve() };
   }
   // Loaded only when used: it costs every process start (the admin CLI's too) over 100 ms.
   const { Redis } = await import('ioredis');
@@ -52,9 +56,11 @@ export async function openSharedState(config: Pick<Config, 'redisUrl' | 'redisPr
     });
   }
   const keyEvents = new RedisKeyEvents(commands, subscriber, `${config.redisPrefix}key-changes`, log);
+  const rests = new RedisRests(commands, subscriber, config.redisPrefix, log);
   try {
     await Promise.all([commands.connect(), subscriber.connect()]);
     await keyEvents.start();
+    await rests.start(Date.now());
   } catch (error) {
     keyEvents.stop();
     commands.disconnect();
@@ -69,6 +75,7 @@ export async function openSharedState(config: Pick<Config, 'redisUrl' | 'redisPr
   return {
     keyEvents,
     rateLimiter: new RedisRateLimiter(commands, config.redisPrefix, log),
+    rests,
     async close() {
       keyEvents.stop();
       await Promise.allSettled([commands, subscriber].map((c) => (c.status === 'ready' ? c.quit() : c.disconnect())));

@@ -293,7 +293,6 @@ describe('provider failures are refunded in full', () => {
     [429, 429, 'upstream_rate_limited'],
     [500, 502, 'upstream_error'],
     [503, 502, 'upstream_error'],
-    [401, 503, 'model_unavailable'],
     [404, 503, 'model_unavailable'],
   ];
   for (const [upstream, status, code] of cases) {

@@ -126,7 +126,8 @@ describe('stream failures', () => {
   it('an error before the first byte is a normal HTTP error, refunded', async () => {
     const { key, accountId } = await h.gw.account();
     const before = await money(h.gw, accountId);
-    h.openai.enqueue({ kind: 'error', status: 429 });
+    // retry-after: 0, so the key does not rest into the next test (this harness waits 600 ms for a provider).
+    h.openai.enqueue({ kind: 'error', status: 429, headers: { 'retry-after': '0' } });
     const r = await h.gw.api('/chat/completions', { key, body: { model: 'gpt-test', messages: hi, stream: true } });
     expect(r.status).toBe(429);
     expect(r.json.error.code).toBe('upstream_rate_limited');

@@ -19,6 +19,7 @@ import { chatEntry } from './fixtures/catalog.ts';
 const provider8 = {
   id: 'provider_8',
   displayName: 'Test host',
+  telemetryName: 'test-host',
   envPrefix: 'PROVIDER_8',
   defaultBaseUrl: 'https://api.provider-8.test/v1',
   emulator: 'openai',
@@ -81,10 +82,10 @@ describe('the shipped descriptors', () => {
 
   it('give PROVIDER_N_BASE_URL the public URL of DECISIONS.md and no key', () => {
     expect(loadConfig({}).providers).toEqual({
-      provider_1: { baseUrl: 'https://api.openai.com/v1', apiKey: undefined },
-      provider_2: { baseUrl: 'https://api.anthropic.com', apiKey: undefined },
-      provider_3: { baseUrl: 'https://generativelanguage.googleapis.com', apiKey: undefined },
-      provider_7: { baseUrl: 'https://api.deepseek.com', apiKey: undefined },
+      provider_1: { baseUrl: 'https://api.openai.com/v1', apiKey: undefined, apiKeys: [] },
+      provider_2: { baseUrl: 'https://api.anthropic.com', apiKey: undefined, apiKeys: [] },
+      provider_3: { baseUrl: 'https://generativelanguage.googleapis.com', apiKey: undefined, apiKeys: [] },
+      provider_7: { baseUrl: 'https://api.deepseek.com', apiKey: undefined, apiKeys: [] },
     });
     expect(Object.keys(defaultAdapters()).sort()).toEqual(['provider_1', 'provider_2', 'provider_3', 'provider_7']);
   });
@@ -97,9 +98,12 @@ describe('the shipped descriptors', () => {
 
 describe('a provider added by its descriptor alone (provider_8)', () => {
   it('configuration: PROVIDER_8_BASE_URL (default its public URL) and PROVIDER_8_API_KEY', () => {
-    expect(loadConfig({}, WITH_8).providers.provider_8).toEqual({ baseUrl: 'https://api.provider-8.test/v1', apiKey: undefined });
+    expect(loadConfig({}, WITH_8).providers.provider_8).toEqual({ baseUrl: 'https://api.provider-8.test/v1', apiKey: undefined, apiKeys: [] });
     const config = loadConfig({ PROVIDER_8_BASE_URL: 'http://127.0.0.1:9/v1/', PROVIDER_8_API_KEY: 'sk-8' }, WITH_8);
-    expect(config.providers.provider_8).toEqual({ baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'sk-8' });
+    expect(config.providers.provider_8).toEqual({ baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'sk-8', apiKeys: ['sk-8'] });
+    // A key pool: comma-separated, in order; the first is the one fine-tuning uses.
+    expect(loadConfig({ PROVIDER_8_API_KEY: 'sk-a, sk-b,sk-c' }, WITH_8).providers.provider_8).toMatchObject({ apiKey: 'sk-a', apiKeys: ['sk-a', 'sk-b', 'sk-c'] });
+    expect(() => loadConfig({ PROVIDER_8_API_KEY: 'sk-a,,sk-c' }, WITH_8)).toThrow(/PROVIDER_8_API_KEY: a comma-separated list of keys, none of them empty/);
     expect(config.providers.provider_1.baseUrl).toBe('https://api.openai.com/v1');
     expect(() => loadConfig({ PROVIDER_8_BASE_URL: 'not a url' }, WITH_8)).toThrow(ConfigError);
     expect(() => loadConfig({ PROVIDER_8_BASE_URL: 'not a url' }, WITH_8)).toThrow(/PROVIDER_8_BASE_URL/);

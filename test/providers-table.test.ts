@@ -4,7 +4,8 @@
  * the provider's row in helpers/providers.ts says so; nothing differs silently.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { costMicro, money, startChatHarness, type ChatHarness } from './helpers/chat.ts';
+import { chatGatewayEnv, costMicro, money, startChatHarness, type ChatHarness } from './helpers/chat.ts';
+import { startGateway, type TestGateway } from './helpers/gateway.ts';
 import { assemble, lastBody, PROVIDERS, TIME_TOOL, TOOL_CHOICES, WEATHER_TOOL, textScenario, type ProviderRow } from './helpers/providers.ts';
 
 let h: ChatHarness;
@@ -293,7 +294,7 @@ describe.each(PROVIDERS)('$provider ($model)', (p: ProviderRow) => {
     await expectBilled(accountId, before, prompt, 10);
   });
 
-  it.each(p.errors)('upstream $status → $ours $code, refunded in full', async (row) => {
+  it.each(p.errors.filter((row) => row.refusesKey !== true))('upstream $status → $ours $code, refunded in full', async (row) => {
     const { key, accountId } = await h.gw.account();
     const before = await money(h.gw, accountId);
     emu().enqueue({ kind: 'error', status: row.status, ...(row.body === undefined ? {} : { body: row.body }) });
@@ -309,6 +310,29 @@ describe.each(PROVIDERS)('$provider ($model)', (p: ProviderRow) => {
     expect(streamed.status).toBe(row.ours);
     expect(streamed.json.error.code).toBe(row.code);
     await expectRefunded(accountId, before);
+  });
+
+  // A refused key rests 5 minutes, so each of these runs on a gateway of its own (the same emulators).
+  it.each(p.errors.filter((row) => row.refusesKey === true))('upstream $status refuses the gateway key → $ours $code, refunded; the key rests: the next run is refused without a call', async (row) => {
+    const gw: TestGateway = await startGateway(chatGatewayEnv(h));
+    try {
+      const { key, accountId } = await gw.account();
+      const before = await money(gw, accountId);
+      emu().enqueue({ kind: 'error', status: row.status, ...(row.body === undefined ? {} : { body: row.body }) });
+      const r = await gw.api('/chat/completions', { key, body: { model: p.model, messages: hi } });
+      expect(r.status).toBe(row.ours);
+      expect(r.json.error.code).toBe(row.code);
+      expect(r.json.error.param).toBeNull();
+      expect(await money(gw, accountId)).toEqual({ balance: before.balance, held: 0 });
+      const calls = emu().requests.length;
+      const streamed = await gw.api('/chat/completions', { key, body: { model: p.model, messages: hi, stream: true } });
+      expect(streamed.status).toBe(row.ours);
+      expect(streamed.json.error.code).toBe(row.code);
+      expect(emu().requests).toHaveLength(calls);
+      expect(await money(gw, accountId)).toEqual({ balance: before.balance, held: 0 });
+    } finally {
+      await gw.close();
+    }
   });
 
   it('an error inside a started stream: the final event is the error, no [DONE], refunded', async () => {

@@ -9,7 +9,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { GatewayError, internalError, invalidApiKey } from '../shared/errors.ts';
 import { NO_RUN_METRICS, type RunMetrics } from '../shared/run-metrics.ts';
-import type { HoldResult, JobKind, MoneyStore, NewHold, Refund, Settlement, UsageUnits } from '../store/money-contract.ts';
+import type { HoldResult, JobAttempt, JobKind, MoneyStore, NewHold, Refund, RouteFacts, Settlement, UsageUnits } from '../store/money-contract.ts';
 import type { ApiKeyRecord } from '../store/types.ts';
 import { refusalError, type RefusalCodes } from './hold-refusal.ts';
 import type { InFlightRuns, StopReason, StoppableRun } from './in-flight.ts';
@@ -62,6 +62,11 @@ const STOP_ERRORS: Record<StopReason, () => GatewayError> = {
   client_closed: () => new GatewayError('client_closed_request', 'The client closed the request.'),
 };
 
+/** How a run closed, for whoever follows it to the end (the provider-call glue's traces). */
+export type RunClose =
+  | { settled: true; usage: UsageUnits; status: Settlement['status'] }
+  | { settled: false; errorCode: string; status: Refund['status'] };
+
 /** Key expiry timers are capped at what setTimeout can wait. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -78,6 +83,11 @@ export class PaidRun implements StoppableRun {
   /** The key the run is registered under, until it is released. */
   private watchedKey: string | undefined;
   private readonly metrics: RunMetrics;
+  /** When the provider wait runs out (performance.now()), while it runs. */
+  private waitEnds = Infinity;
+  private closeListener: ((close: RunClose) => void) | undefined;
+  /** How the provider-call glue routed the run: written on the job record with its close. */
+  readonly route: { model?: string; attempts: JobAttempt[] } = { attempts: [] };
 
   /** Without a key: a run resumed from a process that is gone (no key watch, no provider wait). */
   constructor(readonly jobId: string, readonly quote: number, private readonly deps: PaidRunDeps, key: PayingKey | undefined) {
@@ -109,6 +119,17 @@ export class PaidRun implements StoppableRun {
   armTimeout(): void {
     if (this.timer === undefined) this.timer = setTimeout(stopAsTimedOut, this.deps.providerTimeoutMs, this);
     else this.timer.refresh();
+    this.waitEnds = performance.now() + this.deps.providerTimeoutMs;
+  }
+
+  /** Milliseconds left of the provider wait (Infinity for a run without one): retries and rests wait only within it. */
+  waitLeftMs(): number {
+    return this.timer === undefined ? Infinity : Math.max(0, this.waitEnds - performance.now());
+  }
+
+  /** `listener` hears how the run closed, once, when it settles or refunds (one listener per run). */
+  observeClose(listener: (close: RunClose) => void): void {
+    this.closeListener = listener;
   }
 
   /** Throws when the run was stopped early (its answer must not be delivered as a success). */
@@ -136,6 +157,9 @@ export class PaidRun implements StoppableRun {
     this.release();
     const settlement: Settlement = { cost, usage, status, at: this.deps.now() };
     if (output !== undefined) settlement.output = output;
+    const route = this.routeFacts();
+    if (route !== undefined) settlement.route = route;
+    this.closeListener?.({ settled: true, usage, status });
     // If the first attempt fails, the settle applies later, capped at the hold as always: the run's answer is still due.
     const willCharge = Math.min(Math.max(0, Math.ceil(cost)), this.quote);
     const charged = untilClosed(() => this.deps.money.settle(this.jobId, settlement), this.deps, this.jobId, willCharge);
@@ -149,6 +173,9 @@ export class PaidRun implements StoppableRun {
     if (this.outcome !== undefined) return Promise.resolve(false);
     this.release();
     const closing: Refund = { status, errorCode, at: this.deps.now() };
+    const route = this.routeFacts();
+    if (route?.attempts !== undefined) closing.route = { attempts: route.attempts };
+    this.closeListener?.({ settled: false, errorCode, status });
     const refunded = untilClosed(() => this.deps.money.refund(this.jobId, closing), this.deps, this.jobId, true);
     this.outcome = refunded;
     this.metrics.holdClosed();
@@ -178,6 +205,15 @@ export class PaidRun implements StoppableRun {
   /** Waits for the settle or refund to be durable. */
   async done(): Promise<void> {
     await this.outcome;
+  }
+
+  private routeFacts(): RouteFacts | undefined {
+    const { model, attempts } = this.route;
+    if (model === undefined && attempts.length === 0) return undefined;
+    const facts: RouteFacts = {};
+    if (model !== undefined) facts.model = model;
+    if (attempts.length > 0) facts.attempts = attempts;
+    return facts;
   }
 
   private release(): void {

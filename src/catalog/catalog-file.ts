@@ -163,6 +163,16 @@ const transcriptionSchema = z.strictObject({
   languages: z.record(z.string().regex(/^[a-z]{2}$/), z.string().min(1)).optional(),
 });
 
+/** One place a chat model runs besides (or instead of) its provider (docs/catalog.md "Deployments"). */
+const deploymentSchema = z.strictObject({
+  provider: z.enum(PROVIDERS),
+  provider_model_id: z.string().min(1),
+  /** Share of the model's requests among the deployments of its priority (default 1). */
+  weight: z.number().positive().default(1),
+  /** 0 runs first (default); a larger number only when every deployment before it rests or failed. */
+  priority: z.number().int().nonnegative().default(0),
+});
+
 const lifecycleSchema = z.discriminatedUnion('status', [
   z.strictObject({ status: z.literal('deprecated'), successor_slug: z.string().min(1) }),
   z.strictObject({ status: z.literal('removed'), successor_slug: z.string().min(1).optional() }),
@@ -195,6 +205,10 @@ export const catalogEntrySchema = z.strictObject({
   unavailable: z.strictObject({ reason: z.string().min(1), use_instead: z.string().min(1).optional() }).optional(),
   /** Present only when one of the chat providers serves this model. */
   chat: chatRoutingSchema.optional(),
+  /** Chat models: where the model runs, when not only at `provider` under `provider_model_id`. */
+  deployments: z.array(deploymentSchema).min(1).optional(),
+  /** Chat models: slugs of chat models tried in order when this one cannot run or its attempts fail. */
+  fallbacks: z.array(z.string().min(1)).optional(),
   embedding: embeddingSchema.optional(),
   transcription: transcriptionSchema.optional(),
   configuration: z.strictObject({

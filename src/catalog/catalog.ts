@@ -101,9 +101,10 @@ export interface Deployment {
   priority: number;
 }
 
-/** Where a model runs: at its provider, under its provider model id. */
+/** Where a model runs: its `deployments`, else at its provider under its provider model id. */
 export function deploymentsOf(entry: CatalogEntry): Deployment[] {
-  return [{ provider: entry.provider, providerModelId: entry.provider_model_id, weight: 1, priority: 0 }];
+  if (entry.deployments === undefined) return [{ provider: entry.provider, providerModelId: entry.provider_model_id, weight: 1, priority: 0 }];
+  return entry.deployments.map((d) => ({ provider: d.provider, providerModelId: d.provider_model_id, weight: d.weight, priority: d.priority }));
 }
 
 /** 503 model_unavailable for a model that cannot run now (no price, removed, duplicate, provider not configured), with what to use instead. */
@@ -133,9 +134,9 @@ function derive(entry: CatalogEntry, options: CatalogOptions): CatalogModel {
   if (lifecycle?.status === 'duplicate') return model(`Duplicate entry of ${lifecycle.duplicate_of}.`, lifecycle.duplicate_of);
   if (entry.pricing === null) return model('Not priced yet.', entry.unavailable?.use_instead);
   if (entry.unavailable !== undefined) return model(entry.unavailable.reason, entry.unavailable.use_instead);
-  if (options.keyedProviders.includes(entry.provider) && !options.providerHasCredentials(entry.provider)) {
-    return model(`The gateway has no API key configured for ${entry.provider}.`);
-  }
+  // A model runs where any of its deployments has credentials.
+  const keyless = deploymentsOf(entry).map((d) => d.provider).filter((p) => options.keyedProviders.includes(p) && !options.providerHasCredentials(p));
+  if (keyless.length === deploymentsOf(entry).length) return model(`The gateway has no API key configured for ${[...new Set(keyless)].join(', ')}.`);
   return model(undefined);
 }
 
@@ -153,6 +154,30 @@ function checkReferences(entries: CatalogEntry[], options: CatalogOptions, sourc
     if (entry.chat !== undefined && entry.pricing !== null && entry.pricing.unit !== 'per_token') fail('pricing.unit', 'chat models are priced per_token');
     if (entry.embedding !== undefined && entry.category !== 'embedding') fail('embedding', 'only embedding models have embedding facts');
     if (entry.transcription !== undefined && entry.category !== 'transcription_stt') fail('transcription', 'only transcription models have transcription facts');
+    if (entry.deployments !== undefined) {
+      if (entry.chat === undefined) fail('deployments', 'only chat models have deployments');
+      const places = new Set<string>();
+      entry.deployments.forEach((d, i) => {
+        if (!options.chatProviders.includes(d.provider)) fail(`deployments.${i}.provider`, `a deployment runs at one of ${options.chatProviders.join(', ')}`);
+        const place = `${d.provider} ${d.provider_model_id}`;
+        if (places.has(place)) fail(`deployments.${i}`, 'the same provider and provider_model_id twice');
+        places.add(place);
+      });
+    }
+    if (entry.fallbacks !== undefined && entry.chat === undefined) fail('fallbacks', 'only chat models have fallbacks');
+  });
+  const bySlug = new Map(entries.map((entry) => [entry.slug, entry]));
+  entries.forEach((entry, index) => {
+    (entry.fallbacks ?? []).forEach((slug, i) => {
+      const fail = (message: string) => {
+        throw new CatalogError(`Catalog ${source} is invalid at entry ${index} '${entry.slug}', field fallbacks.${i}: ${message}`);
+      };
+      const fallback = bySlug.get(slug);
+      if (fallback === undefined) fail(`no model has slug '${slug}'`);
+      else if (fallback.chat === undefined) fail(`'${slug}' is not a chat model`);
+      if (slug === entry.slug) fail('a model is not its own fallback');
+      if ((entry.fallbacks ?? []).indexOf(slug) !== i) fail(`'${slug}' is named twice`);
+    });
   });
   entries.forEach((entry, index) => {
     const refs: [string, string | undefined][] = [

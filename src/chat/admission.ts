@@ -2,9 +2,16 @@
  * Everything before the provider call, in the spec's order: body validation, model
  * lookup, content support, then the quote the paid-run core holds (with the spending
  * limits, key credit limits and trial rules in the same atomic step).
+ *
+ * A request may run on more than its model (docs/decisions.md "Routing"): the model's
+ * deployments, then its fallbacks (the request's `models`, else the catalog's `fallbacks`).
+ * Each candidate is planned and checked here; the hold is the largest candidate's.
  */
-import { modelUnavailable, type CatalogModel, type Catalog } from '../catalog/catalog.ts';
+import { deploymentsOf, modelUnavailable, type CatalogModel, type Catalog, type Deployment } from '../catalog/catalog.ts';
 import type { TokenPrices } from '../catalog/pricing.ts';
+import type { ProviderAdapter } from '../providers/adapter.ts';
+import { prepareRoute, type CallCandidate, type CallTarget, type Deployed, type ProviderRoute } from '../providers/provider-call.ts';
+import type { AdapterTable } from '../providers/registry.ts';
 import { estimateInputTokens, holdOf } from './chat-quote.ts';
 import { GatewayError } from '../shared/errors.ts';
 import { parseChatRequest, type ChatRequest } from './chat-request.ts';
@@ -15,54 +22,159 @@ import { planProviderCall, type ProviderPlan } from './provider-plan.ts';
 /** Categories whose slugs are not chat models at all (404 on chat). */
 const NOT_CHAT = new Set(['image', 'video', 'audio', 'speech_tts', 'transcription_stt', 'embedding', 'vla_robotics']);
 
+/** One candidate's view of the run: the model, its plan and prices, and what it would bill. */
 export interface AdmittedChat {
   request: ChatRequest;
   model: CatalogModel;
   plan: ProviderPlan;
   prices: TokenPrices;
   jobId: string;
+  /** The run's hold: the largest of its candidates'. */
   held: number;
   inputTokens: number;
 }
 
-export interface PreparedChat {
-  request: ChatRequest;
-  model: CatalogModel;
+/** One deployment of a candidate model: its adapter, and the run as that model answers and bills it. */
+export interface ChatTarget extends CallTarget {
+  adapter: ProviderAdapter;
+  admitted: AdmittedChat;
+}
+
+/** A deployment the request can run on: its plan (the provider's F/S/D column) and adapter. */
+interface PlannedDeployment {
+  deployment: Deployment;
   plan: ProviderPlan;
+  adapter: ProviderAdapter;
+}
+
+interface PreparedModel {
+  model: CatalogModel;
   prices: TokenPrices;
   /** The images and PDFs to read and price before the hold. */
   media: MediaPart[];
+  deployments: PlannedDeployment[];
 }
 
-/** Validation, model, plan and content support: no money touched (their errors come before the hold). */
-export function prepareChat(body: unknown, catalog: Catalog): PreparedChat {
+export interface PreparedChat {
+  request: ChatRequest;
+  /** The model asked for (when it can run), then its fallbacks that can. */
+  candidates: PreparedModel[];
+  /** X-Service-Ignored-Params: every name any candidate's plan drops, in first-seen order. */
+  ignored: string[];
+}
+
+export interface QuotedChat {
+  /** The first candidate's view (the answering candidate's replaces it in the run). */
+  admitted: AdmittedChat;
+  route: ProviderRoute<ChatTarget>;
+  held: number;
+}
+
+/** Validation, models, plans and content support: no money touched (their errors come before the hold). */
+export function prepareChat(body: unknown, catalog: Catalog, adapters: AdapterTable): PreparedChat {
   const request = parseChatRequest(body);
-  const model = resolveChatModel(request.model, catalog);
-  const plan = planProviderCall(request, model);
-  const media = checkContentSupport(request.messages, plan.provider, plan.call.routing);
-  return { request, model, plan, prices: model.prices as TokenPrices, media: media.parts };
+  const model = resolveChatModel(request.model, catalog, 'model');
+  const fallbacks = request.models !== undefined
+    ? request.models.map((slug, i) => resolveChatModel(slug, catalog, `models[${i}]`))
+    : (model.entry.fallbacks ?? []).map((slug) => catalog.bySlug(slug)).filter((m): m is CatalogModel => m !== undefined);
+  const candidates: PreparedModel[] = [];
+  // The model asked for: its own refusals answer (unsupported content, no connected provider), unless it
+  // cannot run now and a fallback can.
+  let refusal: GatewayError | undefined;
+  try {
+    candidates.push(prepareModel(request, model, request.model, adapters));
+  } catch (error) {
+    if (!(error instanceof GatewayError) || error.code !== 'model_unavailable' || fallbacks.length === 0) throw error;
+    refusal = error;
+  }
+  const seen = new Set([model.entry.slug]);
+  for (const fallback of fallbacks) {
+    if (seen.has(fallback.entry.slug)) continue;
+    seen.add(fallback.entry.slug);
+    try {
+      candidates.push(prepareModel(request, fallback, fallback.entry.slug, adapters));
+    } catch (error) {
+      // A fallback that cannot run now, or cannot take this request's content, is left out.
+      if (!(error instanceof GatewayError)) throw error;
+    }
+  }
+  const first = candidates[0];
+  if (first === undefined) throw refusal ?? modelUnavailable(request.model, model);
+  const ignored = [...new Set(candidates.flatMap((c) => c.deployments.flatMap((d) => d.plan.ignored)))];
+  return { request, candidates, ignored };
 }
 
-export function resolveChatModel(name: string, catalog: Catalog): CatalogModel {
+/** A model's runnable deployments, planned; throws the model's refusal when there is none. */
+function prepareModel(request: ChatRequest, model: CatalogModel, asked: string, adapters: AdapterTable): PreparedModel {
+  if (!model.available || model.prices === undefined) throw modelUnavailable(asked, model);
+  const deployments: PlannedDeployment[] = [];
+  let media: MediaPart[] | undefined;
+  let refusal: GatewayError | undefined;
+  for (const deployment of deploymentsOf(model.entry)) {
+    const adapter = adapters[deployment.provider];
+    if (adapter === undefined) continue;
+    const plan = planProviderCall(request, model, undefined, deployment);
+    try {
+      const parts = checkContentSupport(request.messages, plan.provider, plan.call.routing).parts;
+      media ??= parts;
+    } catch (error) {
+      // A deployment whose provider cannot take the content is left out; none left: the first refusal answers.
+      if (!(error instanceof GatewayError)) throw error;
+      refusal ??= error;
+      continue;
+    }
+    deployments.push({ deployment, plan, adapter });
+  }
+  if (deployments.length === 0) {
+    throw refusal ?? new GatewayError('model_unavailable', `The model '${asked}' cannot run now: its provider is not connected yet.`, { param: 'model' });
+  }
+  return { model, prices: model.prices as TokenPrices, media: media ?? [], deployments };
+}
+
+export function resolveChatModel(name: string, catalog: Catalog, param = 'model'): CatalogModel {
   const model = catalog.resolve(name);
   if (model === undefined || NOT_CHAT.has(model.entry.category)) {
-    throw new GatewayError('model_not_found', `The model '${name}' does not exist or is not a chat model.`, { param: 'model' });
+    throw new GatewayError('model_not_found', `The model '${name}' does not exist or is not a chat model.`, { param });
   }
   if (model.entry.chat === undefined) {
-    throw new GatewayError('model_not_supported', `The model '${name}' is not served by any chat provider.`, { param: 'model' });
+    throw new GatewayError('model_not_supported', `The model '${name}' is not served by any chat provider.`, { param });
   }
-  if (!model.available || model.prices === undefined) throw modelUnavailable(name, model);
   return model;
 }
 
 /**
- * The quote: input estimate (real tokenizer) plus every image and PDF page read and priced
- * (content support, continued, with the media limits), plus the capped output, at the model's prices
- * (the input at a cache-write price where the run may write the cache at it).
+ * The quote: for each candidate, input estimate (real tokenizer) plus every image and PDF page
+ * read and priced (content support, continued, with the media limits), plus the capped output,
+ * at its prices (the input at a cache-write price where the run may write the cache at it); the hold
+ * is the largest. The provider requests are built here, before the hold.
  */
-export async function quoteChat(prepared: PreparedChat, jobId: string, media: MediaLimits): Promise<AdmittedChat> {
-  const mediaTokens = await mediaHoldTokens(prepared.media, prepared.plan.call.routing.images, media);
-  const inputTokens = (await estimateInputTokens(prepared.request)) + mediaTokens;
-  const held = holdOf(prepared.prices, inputTokens, prepared.plan.call.maxTokens, prepared.plan.cacheWrites);
-  return { request: prepared.request, model: prepared.model, plan: prepared.plan, prices: prepared.prices, jobId, held, inputTokens };
+export async function quoteChat(prepared: PreparedChat, jobId: string, media: MediaLimits): Promise<QuotedChat> {
+  const textTokens = await estimateInputTokens(prepared.request);
+  const priced: { candidate: PreparedModel; inputTokens: number; held: number }[] = [];
+  for (const candidate of prepared.candidates) {
+    const first = candidate.deployments[0] as PlannedDeployment;
+    const inputTokens = textTokens + (await mediaHoldTokens(candidate.media, first.plan.call.routing.images, media));
+    const held = Math.max(...candidate.deployments.map((d) => holdOf(candidate.prices, inputTokens, d.plan.call.maxTokens, d.plan.cacheWrites)));
+    priced.push({ candidate, inputTokens, held });
+  }
+  const held = Math.max(...priced.map((p) => p.held));
+  const candidates: CallCandidate<ChatTarget>[] = priced.map(({ candidate, inputTokens }) => ({
+    model: candidate.model.entry.slug,
+    deployments: candidate.deployments.map(({ deployment, plan, adapter }): Deployed<ChatTarget> => ({
+      weight: deployment.weight,
+      priority: deployment.priority,
+      target: {
+        provider: deployment.provider,
+        providerModelId: deployment.providerModelId,
+        adapter,
+        admitted: { request: prepared.request, model: candidate.model, plan, prices: candidate.prices, jobId, held, inputTokens },
+        build: (apiKey) => adapter.buildRequest(plan.call, apiKey),
+        mapError: (status, body, text) => adapter.mapError(status, body, text),
+        retryDelayMs: (body) => adapter.retryDelayMs?.(body),
+      },
+    })),
+  }));
+  const route = prepareRoute('chat', prepared.request.model, candidates);
+  const admitted = (candidates[0]?.deployments[0] as Deployed<ChatTarget>).target.admitted;
+  return { admitted, route, held };
 }

@@ -21,17 +21,19 @@ export interface ChatRequest extends ChatParams {
   includeUsage: boolean;
   /** Names dropped at parse time: unknown top-level fields, tool_choice / parallel_tool_calls without tools. */
   ignored: string[];
+  /** Fallback models, tried in order after `model` (docs/decisions.md "Routing"). */
+  models?: string[];
 }
 
 const KNOWN_FIELDS = new Set([
   'model', 'messages', 'max_tokens', 'max_completion_tokens', 'temperature', 'top_p', 'stop', 'seed',
   'frequency_penalty', 'presence_penalty', 'logit_bias', 'stream', 'stream_options', 'tools', 'tool_choice',
-  'parallel_tool_calls', 'response_format', 'user', 'reasoning_effort', 'verbosity',
+  'parallel_tool_calls', 'response_format', 'user', 'reasoning_effort', 'verbosity', 'models',
   // Checked for the rejected list below; never forwarded.
   'n', 'logprobs', 'top_logprobs', 'audio', 'modalities', 'functions', 'function_call', 'web_search_options',
 ]);
 
-const LIMITS = { messages: 5000, tools: 512, stop: 16, user: 512 } as const;
+const LIMITS = { messages: 5000, tools: 512, stop: 16, user: 512, models: 8 } as const;
 
 function invalid(param: string, message: string): GatewayError {
   return new GatewayError('invalid_request', message, { param });
@@ -115,6 +117,7 @@ export function parseChatRequest(raw: unknown): ChatRequest {
   set('stop', parseStop(body.stop));
   set('logit_bias', parseLogitBias(body.logit_bias));
   set('response_format', parseResponseFormat(body.response_format));
+  set('models', parseModels(body.models));
 
   const streamOptions = body.stream_options;
   if (present(streamOptions)) {
@@ -161,6 +164,14 @@ function rejectUnsupported(body: Json): void {
   if (present(body.functions)) throw invalid('functions', "The deprecated 'functions' field is not supported; use 'tools'.");
   if (present(body.function_call)) throw invalid('function_call', "The deprecated 'function_call' field is not supported; use 'tool_choice'.");
   if (present(body.web_search_options)) throw invalid('web_search_options', 'Web search is not supported.');
+}
+
+function parseModels(v: unknown): string[] | undefined {
+  if (!present(v)) return undefined;
+  if (!Array.isArray(v) || v.length > LIMITS.models || !v.every((slug) => typeof slug === 'string' && slug !== '')) {
+    throw invalid('models', `'models' must be a list of at most ${LIMITS.models} model slugs.`);
+  }
+  return v as string[];
 }
 
 function parseStop(v: unknown): string[] | undefined {

@@ -10,17 +10,16 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { PaidRun } from '../billing/paid-run.ts';
 import { JsonAnswer } from '../http/json-answer.ts';
 import { SseWriter } from '../http/sse-writer.ts';
-import type { ProviderAdapter } from '../providers/adapter.ts';
 import { StreamingFenceStripper, stripFences } from '../providers/structured-output.ts';
 import { streamBroken } from '../providers/upstream-errors.ts';
-import { asResponse, callProvider, runFailure, type Answered, type CallTarget, type ProviderRoute, type ReadAnswer } from '../providers/provider-call.ts';
+import { asResponse, callProvider, runFailure, type Answered, type ProviderRoute, type ReadAnswer } from '../providers/provider-call.ts';
 import { readJsonBody, type UpstreamClient, type UpstreamResponse } from '../providers/upstream-client.ts';
 import type { Routing } from '../routing/routing.ts';
 import type { Completion, FinishReason, Usage } from '../shared/chat-wire.ts';
 import { GatewayError } from '../shared/errors.ts';
 import { noteOutcome, type RunMetrics } from '../shared/run-metrics.ts';
 import { cacheWriteTokens, usageUnits } from '../shared/usage.ts';
-import type { AdmittedChat } from './admission.ts';
+import type { AdmittedChat, ChatTarget } from './admission.ts';
 import { charsToTokens, costOf } from './chat-quote.ts';
 import { ChunkWriter, completionView, type AnswerIdentity } from './completion-view.ts';
 
@@ -44,12 +43,6 @@ export interface ChatRunContext {
   route: ProviderRoute<ChatTarget>;
 }
 
-/** One deployment of a candidate model: its adapter, and the run as that model answers and bills it. */
-export interface ChatTarget extends CallTarget {
-  adapter: ProviderAdapter;
-  admitted: AdmittedChat;
-}
-
 function identity(admitted: AdmittedChat, now: number): AnswerIdentity {
   return { id: `chatcmpl-${admitted.jobId}`, created: Math.floor(now / 1000), model: admitted.request.model, fingerprint: `svc-${admitted.model.entry.slug}` };
 }
@@ -62,8 +55,9 @@ function chatErrorBody(error: GatewayError) {
 
 /** The provider's answer, read by `read`; from here on the run is the answering model's (its prices, its name). */
 async function callChatProvider<R>(run: PaidRun, ctx: ChatRunContext, deps: ChatRunDeps, read: ReadAnswer<ChatTarget, R>): Promise<Answered<ChatTarget, R>> {
-  const answered = await callProvider(run, ctx.route, deps, read);
+  const answered = await callProvider(run, ctx.route, { upstream: deps.upstream, logger: deps.logger, routing: deps.routing, response: ctx.res }, read);
   ctx.admitted = answered.target.admitted;
+  if (answered.model !== ctx.route.candidates[0]?.model) noteOutcome(ctx.res, { model: answered.model });
   return answered;
 }
 

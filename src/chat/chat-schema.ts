@@ -126,6 +126,7 @@ export const chatRequestSchema = z.looseObject({
   user: z.string().max(512).nullish(),
   reasoning_effort: z.string().nullish(),
   verbosity: z.string().nullish(),
+  models: z.array(z.string().min(1)).max(8).nullish().describe('Fallback models (slugs), tried in order after `model` when it cannot run or its attempts fail; the answer names the model that answered in `system_fingerprint` and is billed at its prices.'),
   n: z.literal(1).nullish().describe('Only one choice per request.'),
   logprobs: z.literal(false).nullish().describe('Log probabilities are not supported.'),
   top_logprobs: notSupported('Log probabilities are not supported.'),

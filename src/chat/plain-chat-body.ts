@@ -37,7 +37,7 @@ const SCALARS: Record<string, (v: unknown) => boolean> = {
 
 /** Fields of the schema this pass leaves to zod unless they are null or absent. */
 const LEFT_TO_ZOD = new Set([
-  'logit_bias', 'tools', 'tool_choice', 'response_format', 'modalities',
+  'logit_bias', 'tools', 'tool_choice', 'response_format', 'modalities', 'models',
   'top_logprobs', 'audio', 'functions', 'function_call', 'web_search_options',
 ]);
 

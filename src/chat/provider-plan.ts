@@ -5,7 +5,7 @@
  * that cache where asked read, and the others drop quietly (DECISIONS.md).
  */
 import type { OptionalChatParam, ProviderId } from '../catalog/catalog-file.ts';
-import type { CatalogModel } from '../catalog/catalog.ts';
+import type { CatalogModel, Deployment } from '../catalog/catalog.ts';
 import type { ProviderCall } from '../providers/adapter.ts';
 import { PLANNED_PARAMS, type ChatCapability, type ParamColumn } from '../providers/descriptor.ts';
 import type { CacheTtl } from '../shared/chat-wire.ts';
@@ -29,17 +29,19 @@ export interface ProviderPlan {
   cacheWrites: CacheTtl[];
 }
 
-export function planProviderCall(request: ChatRequest, model: CatalogModel, table: PlanTable = TABLE): ProviderPlan {
+/** The plan for one deployment of the model (by default, its provider under its provider model id). */
+export function planProviderCall(request: ChatRequest, model: CatalogModel, table: PlanTable = TABLE, deployment?: Pick<Deployment, 'provider' | 'providerModelId'>): ProviderPlan {
   const entry = model.entry;
   const routing = entry.chat;
   if (routing === undefined) throw new Error(`planProviderCall: ${entry.slug} has no chat routing facts`);
-  const column = table[entry.provider];
-  // The catalog lets chat routing facts only on chat providers, so this is a wiring error.
-  if (column === undefined) throw new Error(`planProviderCall: ${entry.provider} has no chat descriptor`);
-  const provider = entry.provider as ChatProviderId;
+  const at = deployment ?? { provider: entry.provider, providerModelId: entry.provider_model_id };
+  const column = table[at.provider];
+  // The catalog lets chat routing facts and deployments only on chat providers, so this is a wiring error.
+  if (column === undefined) throw new Error(`planProviderCall: ${at.provider} has no chat descriptor`);
+  const provider = at.provider as ChatProviderId;
   const requested = request.maxTokens ?? DEFAULT_MAX_TOKENS;
   const call: ProviderCall = {
-    providerModelId: entry.provider_model_id,
+    providerModelId: at.providerModelId,
     routing,
     messages: request.messages,
     maxTokens: entry.max_output_tokens === null ? requested : Math.min(requested, entry.max_output_tokens),

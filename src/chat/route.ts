@@ -9,19 +9,17 @@ import type { FastifyInstance } from 'fastify';
 import { payingKeyOf, type PaidRuns } from '../billing/paid-run.ts';
 import type { RefusalCodes } from '../billing/hold-refusal.ts';
 import type { Catalog } from '../catalog/catalog.ts';
-import type { ChatProviderId } from '../providers/descriptors.ts';
 import type { Config } from '../config.ts';
 import { answerHeaders } from '../http/answer-headers.ts';
 import { ignoredParamsHeader } from '../http/ignored-params-header.ts';
 import { endUnfinishedAnswer } from '../http/last-resort.ts';
 import type { AdapterTable } from '../providers/registry.ts';
-import { prepareRoute } from '../providers/provider-call.ts';
 import type { UpstreamClient } from '../providers/upstream-client.ts';
 import type { Routing } from '../routing/routing.ts';
-import { GatewayError, invalidApiKey } from '../shared/errors.ts';
+import { invalidApiKey } from '../shared/errors.ts';
 import { NO_RUN_METRICS, noteOutcome, type RunMetrics } from '../shared/run-metrics.ts';
 import { prepareChat, quoteChat } from './admission.ts';
-import { runNonStream, runStream, type ChatRunDeps, type ChatTarget } from './chat-run.ts';
+import { runNonStream, runStream, type ChatRunDeps } from './chat-run.ts';
 
 export interface ChatRouteDeps {
   catalog: Catalog;
@@ -47,29 +45,14 @@ export function registerChatRoute(app: FastifyInstance, deps: ChatRouteDeps): vo
   }, async (request, reply) => {
     const pass = request.gate;
     if (pass === undefined) throw invalidApiKey();
-    const prepared = prepareChat(request.body, deps.catalog);
-    const provider = prepared.plan.provider as ChatProviderId;
-    const adapter = deps.adapters[provider];
-    if (adapter === undefined) {
-      throw new GatewayError('model_unavailable', `The model '${prepared.request.model}' cannot run now: its provider is not connected yet.`, { param: 'model' });
-    }
+    // Everything the provider calls and the answer's headers need is decided, and checked (every
+    // candidate's request built), before any money moves: nothing that fails later can leave a held run unanswered.
+    const prepared = prepareChat(request.body, deps.catalog, deps.adapters);
     const jobId = randomUUID();
-    const admitted = await quoteChat(prepared, jobId, deps.config.media);
-    // Everything the provider call and the answer's headers need is decided, and checked,
-    // before any money moves: nothing that fails later can leave a held run unanswered.
-    const call = admitted.plan.call;
-    const target: ChatTarget = {
-      provider,
-      providerModelId: call.providerModelId,
-      adapter,
-      admitted,
-      build: (apiKey) => adapter.buildRequest(call, apiKey),
-      mapError: (status, body, text) => adapter.mapError(status, body, text),
-    };
-    const route = prepareRoute('chat', prepared.request.model, [{ model: admitted.model.entry.slug, deployments: [{ target, weight: 1, priority: 0 }] }]);
+    const { admitted, route, held } = await quoteChat(prepared, jobId, deps.config.media);
     const headers = answerHeaders(
       reply.getHeaders(),
-      { 'x-service-job-id': jobId, 'x-service-ignored-params': ignoredParamsHeader(admitted.plan.ignored) },
+      { 'x-service-job-id': jobId, 'x-service-ignored-params': ignoredParamsHeader(prepared.ignored) },
       (header, err) => request.log.error({ err, header }, 'answer header dropped'),
     );
     const key = pass.key.record;
@@ -78,7 +61,7 @@ export function registerChatRoute(app: FastifyInstance, deps: ChatRouteDeps): vo
       kind: 'chat',
       model: admitted.model.entry.slug,
       key: payingKeyOf(key),
-      quote: admitted.held,
+      quote: held,
       clientAddress: pass.clientAddress(),
       refusal: CHAT_REFUSAL,
     });

@@ -29,6 +29,8 @@ export interface EmbeddingsRunDeps {
   upstream: UpstreamClient;
   routing: Routing;
   logger: FastifyBaseLogger;
+  /** The request's raw response: its log line lists the attempts. */
+  response: object;
 }
 
 interface EmbeddingsTarget extends CallTarget {

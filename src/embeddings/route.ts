@@ -59,7 +59,7 @@ export function registerEmbeddingsRoute(app: FastifyInstance, deps: EmbeddingsRo
     reply.header('x-job-id', run.jobId);
     let outcome: EmbeddingsOutcome | undefined;
     await deps.runs.execute(run, async (paid) => {
-      outcome = await runEmbeddings(paid, quoted, { upstream: deps.upstream, routing: deps.routing, logger: request.log });
+      outcome = await runEmbeddings(paid, quoted, { upstream: deps.upstream, routing: deps.routing, logger: request.log, response: reply.raw });
     });
     if (outcome === undefined) throw internalError();
     if (!outcome.ok) throw outcome.error;

@@ -11,7 +11,7 @@ import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { ERROR_CODES, GatewayError } from '../shared/errors.ts';
-import type { RunLabels, RunMetrics, SettledRun } from '../shared/run-metrics.ts';
+import type { RoutingMetrics, RunLabels, RunMetrics, SettledRun } from '../shared/run-metrics.ts';
 
 export interface MetricsOptions {
   /** Catalog slugs; any other model label is `other`. */
@@ -35,7 +35,11 @@ const OTHER = 'other';
 const NO_CODE = 'none';
 const KNOWN_CODES = new Set<string>(ERROR_CODES);
 
-export class GatewayMetrics implements RunMetrics {
+/** The reasons the routing counters take (anything else is `other`). */
+const RETRY_REASONS = new Set(['throttled', 'failed', 'key_refused', 'unavailable']);
+const REST_REASONS = new Set(['throttled', 'refused', 'failing']);
+
+export class GatewayMetrics implements RunMetrics, RoutingMetrics {
   readonly registry = new Registry();
   private readonly models: Set<string>;
   private readonly providers: Set<string>;
@@ -65,6 +69,9 @@ export class GatewayMetrics implements RunMetrics {
   private readonly credits = new TalliedCounter(this.registry, 'gateway_credits_charged_total', 'Credits charged by settled runs, by provider and catalog model (1 credit = USD 0.01).', ['provider', 'model'], 1_000_000);
   private readonly settled = new TalliedCounter(this.registry, 'gateway_runs_settled_total', 'Runs settled (billed), by provider and catalog model.', ['provider', 'model']);
   private readonly upstreamErrors = new Counter({ name: 'gateway_upstream_errors_total', help: 'Provider failures (5xx, 429, connection, timeout, error inside a stream), by provider and the code answered.', labelNames: ['provider', 'code'] as const, registers: [this.registry] });
+  private readonly retries = new Counter({ name: 'gateway_upstream_retries_total', help: 'Provider calls made again after a failed one of the same model, by provider and why (throttled, failed, key_refused, unavailable).', labelNames: ['provider', 'reason'] as const, registers: [this.registry] });
+  private readonly fallbacks = new Counter({ name: 'gateway_fallbacks_total', help: 'Fallback models tried (catalog fallbacks, the request\'s models list), by the catalog model tried.', labelNames: ['model'] as const, registers: [this.registry] });
+  private readonly rests = new Counter({ name: 'gateway_rests_total', help: 'Provider keys (throttled, refused) and deployments (failing: 3 failures in a row) sent to rest, by provider and why.', labelNames: ['provider', 'reason'] as const, registers: [this.registry] });
   private readonly openStreams = new Gauge({ name: 'gateway_open_streams', help: 'Streamed answers being sent now.', registers: [this.registry] });
   private readonly holds = new Gauge({ name: 'gateway_holds_in_flight', help: 'Holds placed by this process and not yet settled or refunded.', registers: [this.registry] });
 
@@ -150,6 +157,18 @@ export class GatewayMetrics implements RunMetrics {
 
   upstreamError(provider: string, code: string): void {
     this.upstreamErrors.labels(this.provider(provider), KNOWN_CODES.has(code) ? code : OTHER).inc();
+  }
+
+  retried(provider: string, reason: string): void {
+    this.retries.labels(this.provider(provider), RETRY_REASONS.has(reason) ? reason : OTHER).inc();
+  }
+
+  fellBack(model: string): void {
+    this.fallbacks.labels(this.model(model)).inc();
+  }
+
+  rested(provider: string, reason: string): void {
+    this.rests.labels(this.provider(provider), REST_REASONS.has(reason) ? reason : OTHER).inc();
   }
 
   private model(slug: string): string {

@@ -58,6 +58,7 @@ export function observeRequests(app: FastifyInstance, metrics: GatewayMetrics | 
         cache_write_1h_tokens: outcome?.cacheWrite1hTokens,
         reasoning_tokens: outcome?.reasoningTokens,
         credits: outcome?.microCredits === undefined ? undefined : outcome.microCredits / 1_000_000,
+        attempts: outcome?.attempts,
         duration_ms: round(ms),
         added_ms: addedMs === undefined ? undefined : round(addedMs),
         msg: 'request',

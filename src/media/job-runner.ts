@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import { BackgroundRuns } from '../billing/background-runs.ts';
 import type { PaidRun, PaidRuns } from '../billing/paid-run.ts';
-import type { ProviderEndpoint } from '../config.ts';
+import type { MediaHostEndpoint } from '../config.ts';
 import { HostError, isTerminal, type HostEndpoint, type MediaHost, type MediaHostId, type Prediction } from '../providers/predictions/media-host.ts';
 import { transportFailure } from '../providers/upstream-client.ts';
 import { GatewayError, internalError, isErrorCode } from '../shared/errors.ts';
@@ -71,7 +71,7 @@ export interface MediaJobRunnerDeps {
   host: MediaHost;
   jobs: MediaJobStore;
   runs: PaidRuns;
-  endpoints: Record<MediaHostId, ProviderEndpoint>;
+  endpoints: Record<MediaHostId, MediaHostEndpoint>;
   /** What is collected (and checked) from a job's outputs before it is billed, by job kind. */
   outputChecks: OutputChecks;
   instanceId: string;

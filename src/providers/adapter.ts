@@ -36,4 +36,6 @@ export interface ProviderAdapter {
   streamDecoder(): StreamDecoder;
   /** An upstream non-2xx answer → our error (status per the spec's chat error table). */
   mapError(status: number, body: unknown, text: string): GatewayError;
+  /** How long a throttled key should rest, where the provider says so in its error body rather than in retry-after. */
+  retryDelayMs?(body: unknown): number | undefined;
 }

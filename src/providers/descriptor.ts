@@ -64,6 +64,8 @@ export interface ProviderDescriptor {
   id: ProviderId;
   /** For operators (docs, logs, the demo); the API shows only `id`. */
   displayName: string;
+  /** Its `gen_ai.provider.name` in traces (the GenAI conventions' well-known value, else its id). */
+  telemetryName: string;
   /** `PROVIDER_1` gives PROVIDER_1_BASE_URL and PROVIDER_1_API_KEY. */
   envPrefix: string;
   /** What the base-URL option of the provider's official SDK means (DECISIONS.md). */

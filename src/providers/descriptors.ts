@@ -36,3 +36,8 @@ export function chatProviderIds<D extends ProviderDescriptor>(list: readonly D[]
 export function describedProviderIds<D extends ProviderDescriptor>(list: readonly D[]): D['id'][] {
   return list.map((descriptor) => descriptor.id);
 }
+
+/** Each provider's name in the OpenTelemetry GenAI conventions (`gen_ai.provider.name`). */
+export function telemetryNames<D extends ProviderDescriptor>(list: readonly D[]): Partial<Record<ProviderId, string>> {
+  return Object.fromEntries(list.map((descriptor) => [descriptor.id, descriptor.telemetryName]));
+}

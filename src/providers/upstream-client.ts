@@ -21,19 +21,24 @@ export function transportFailure(thrown: unknown): GatewayError | undefined {
 
 export interface UpstreamResponse {
   status: number;
+  headers: Dispatcher.ResponseData['headers'];
   body: Dispatcher.ResponseData['body'];
 }
 
 /** A non-2xx answer, read whole → the error the adapter maps it to (its JSON body when it has one). */
 export async function upstreamFailure(response: UpstreamResponse, mapError: (status: number, body: unknown, text: string) => GatewayError): Promise<GatewayError> {
-  const text = await response.body.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
+  const { json, text } = await failureBody(response);
   return mapError(response.status, json, text);
+}
+
+/** A non-2xx answer's body, read whole: its text, and its JSON when it is JSON. */
+export async function failureBody(response: UpstreamResponse): Promise<{ json: unknown; text: string }> {
+  const text = await response.body.text();
+  try {
+    return { json: JSON.parse(text), text };
+  } catch {
+    return { json: undefined, text };
+  }
 }
 
 /** A 2xx answer's JSON body; a body that is not JSON (or is cut) → 502 upstream_error. */
@@ -61,7 +66,7 @@ export class UpstreamClient {
       headersTimeout: 0,
       bodyTimeout: 0,
     });
-    return { status: response.statusCode, body: response.body };
+    return { status: response.statusCode, headers: response.headers, body: response.body };
   }
 
 

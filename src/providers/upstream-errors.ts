@@ -10,6 +10,13 @@ import { GatewayError } from '../shared/errors.ts';
 
 export const MAX_PASSED_MESSAGE = 500;
 
+/** Errors made for a provider refusing the gateway's key (401, 403, or an adapter's equivalent): the key rests, the next one is tried. */
+const REFUSED_KEYS = new WeakSet<GatewayError>();
+
+export function isKeyRefusal(error: GatewayError): boolean {
+  return REFUSED_KEYS.has(error);
+}
+
 /**
  * `rejected` is the code of a provider's 400/413/422: chat's provider_rejected_request,
  * embeddings' provider_rejected_input.
@@ -25,7 +32,9 @@ export function upstreamError(
   }
   if (status === 429) return new GatewayError('upstream_rate_limited', 'The model provider is throttling requests. Retry with exponential backoff.');
   if (status === 401 || status === 402 || status === 403 || status === 404) {
-    return new GatewayError('model_unavailable', 'The model cannot run now: the provider refused the gateway. Retry later or choose another model.');
+    const error = new GatewayError('model_unavailable', 'The model cannot run now: the provider refused the gateway. Retry later or choose another model.');
+    if (status === 401 || status === 403) REFUSED_KEYS.add(error);
+    return error;
   }
   return new GatewayError('upstream_error', `The model provider failed (HTTP ${status}). Retry with backoff.`);
 }

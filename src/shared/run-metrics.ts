@@ -44,6 +44,22 @@ export interface RunMetrics {
   upstreamError(provider: string, code: string): void;
 }
 
+/** What the provider-call glue reports of its routing (GET /metrics). */
+export interface RoutingMetrics {
+  /** Another attempt follows a failed one of the same model: why (throttled, failed, key_refused, unavailable). */
+  retried(provider: string, reason: string): void;
+  /** A fallback model (catalog `fallbacks`, the request's `models`) is tried. */
+  fellBack(model: string): void;
+  /** A key (throttled, refused) or a deployment (failing) starts to rest. */
+  rested(provider: string, reason: string): void;
+}
+
+export const NO_ROUTING_METRICS: RoutingMetrics = {
+  retried() {},
+  fellBack() {},
+  rested() {},
+};
+
 /** For tests and tools that run without metrics. */
 export const NO_RUN_METRICS: RunMetrics = {
   holdOpened() {},
@@ -74,6 +90,8 @@ export interface RequestOutcome {
   microCredits?: number;
   /** Milliseconds spent waiting on the provider; the rest of the request's time is the gateway's own. */
   upstreamMs?: number;
+  /** Every provider call (the job record's attempts). */
+  attempts?: readonly object[];
 }
 
 const OUTCOMES = new WeakMap<object, RequestOutcome>();

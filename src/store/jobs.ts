@@ -1,5 +1,5 @@
 /** Jobs as recorded: one per paid run, with its money state. */
-import type { JobKind, JobStatus, UsageUnits } from './money-contract.ts';
+import type { JobAttempt, JobKind, JobStatus, UsageUnits } from './money-contract.ts';
 
 export interface JobRecord {
   id: string;
@@ -14,6 +14,8 @@ export interface JobRecord {
   cost: number | null;
   usage: UsageUnits | null;
   output: unknown;
+  /** The provider calls of a chat or embeddings run (null: closed before migration 115, or never called). */
+  attempts: JobAttempt[] | null;
   errorCode: string | null;
   clientAddress: string | null;
   createdAt: number;

@@ -66,6 +66,34 @@ export type HoldRefusal =
 
 export type HoldResult = { ok: true } | ({ ok: false } & HoldRefusal);
 
+/**
+ * One provider call of a run, as the job record keeps it (docs/operations.md "Routing"): never
+ * a key, only its place in the provider's list.
+ */
+export interface JobAttempt {
+  /** The catalog slug tried. */
+  model: string;
+  provider: string;
+  /** The model's id at that provider (the deployment). */
+  deployment: string;
+  /** The key's place in the provider's comma-separated list, from 0. */
+  key: number;
+  /** The provider's HTTP status; 0 when none came (connection failure, the run stopped). */
+  status: number;
+  /** Our error code, when the attempt failed. */
+  code?: string;
+  /** Why another attempt followed: throttled, failed, key_refused, unavailable (then the next model is tried). */
+  retry?: string;
+  /** Milliseconds until the answer's head (or the failure). */
+  ms: number;
+}
+
+/** How a run was routed, written with its close: the model that answered (when it is not the one held) and every attempt. */
+export interface RouteFacts {
+  model?: string;
+  attempts?: readonly JobAttempt[];
+}
+
 export interface Settlement {
   /** Cost of the run in micro-credits; the charge is capped at the amount held. */
   cost: number;
@@ -75,12 +103,14 @@ export interface Settlement {
   at: number;
   /** The job's report for GET /jobs/{id} (never secret, never the vectors). */
   output?: unknown;
+  route?: RouteFacts;
 }
 
 export interface Refund {
   status: 'failed' | 'canceled';
   errorCode: string;
   at: number;
+  route?: RouteFacts;
 }
 
 /**

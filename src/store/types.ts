@@ -21,7 +21,7 @@ export type { ApiKeyPatch, ApiKeyRecord, CreateKeyResult, KeyStore, KeyUsage } f
 export type { JobRecord, JobStore } from './jobs.ts';
 export type { InstanceRecord, InstanceStore, ProcessIdentity } from './instances.ts';
 export type { ClaimedMail, LimitPeriod, MailState, NotificationKind, NotificationRecord, NotificationStore } from './notifications.ts';
-export type { HoldResult, JobKind, JobStatus, MoneyStore, NewHold, Refund, Settlement, UsageUnits } from './money-contract.ts';
+export type { HoldResult, JobAttempt, JobKind, JobStatus, MoneyStore, NewHold, Refund, RouteFacts, Settlement, UsageUnits } from './money-contract.ts';
 
 /** The store: one focused part per concern, over one database. */
 export interface Store {

@@ -67,18 +67,7 @@ export async function startChatHarness(env: Record<string, string> = {}, extraMo
   const deepseek = await startEmulator('deepseek');
   const anthropic = await startEmulator('anthropic');
   const gemini = await startEmulator('gemini');
-  const gw = await startGateway({
-    CATALOG_FILE: writeCatalog(chatCatalog(extraModels)),
-    PROVIDER_1_BASE_URL: openai.baseUrl,
-    PROVIDER_1_API_KEY: openai.apiKey,
-    PROVIDER_7_BASE_URL: deepseek.baseUrl,
-    PROVIDER_7_API_KEY: deepseek.apiKey,
-    PROVIDER_2_BASE_URL: anthropic.baseUrl,
-    PROVIDER_2_API_KEY: anthropic.apiKey,
-    PROVIDER_3_BASE_URL: gemini.baseUrl,
-    PROVIDER_3_API_KEY: gemini.apiKey,
-    ...env,
-  });
+  const gw = await startGateway({ ...chatGatewayEnv({ openai, deepseek, anthropic, gemini }, extraModels), ...env });
   return {
     gw,
     openai,
@@ -92,6 +81,22 @@ export async function startChatHarness(env: Record<string, string> = {}, extraMo
       await anthropic.close();
       await gemini.close();
     },
+  };
+}
+
+/** A gateway's variables pointing the four chat providers at the emulators, with the fixture catalog (another gateway on a harness's emulators). */
+export function chatGatewayEnv(emulators: Pick<ChatHarness, 'openai' | 'deepseek' | 'anthropic' | 'gemini'>, extraModels: Entry[] = []): Record<string, string> {
+  const { openai, deepseek, anthropic, gemini } = emulators;
+  return {
+    CATALOG_FILE: writeCatalog(chatCatalog(extraModels)),
+    PROVIDER_1_BASE_URL: openai.baseUrl,
+    PROVIDER_1_API_KEY: openai.apiKey,
+    PROVIDER_7_BASE_URL: deepseek.baseUrl,
+    PROVIDER_7_API_KEY: deepseek.apiKey,
+    PROVIDER_2_BASE_URL: anthropic.baseUrl,
+    PROVIDER_2_API_KEY: anthropic.apiKey,
+    PROVIDER_3_BASE_URL: gemini.baseUrl,
+    PROVIDER_3_API_KEY: gemini.apiKey,
   };
 }
 

@@ -67,6 +67,8 @@ export async function startGateway(env: Record<string, string> = {}, overrides: 
     LOG_LEVEL: 'silent',
     HOST: '::',
     PORT: '0',
+    // One attempt per model: the tests of each failure's answer script one failure; test/routing-*.test.ts turn retries on.
+    UPSTREAM_RETRIES: '0',
     ...env,
   });
   const gateway = await createGateway(config, overrides);

@@ -48,7 +48,8 @@ export interface ToolChoiceRow {
 }
 
 export type FinishRow = [upstream: string, ours: Finish | { error: 'upstream_error' }];
-export type ErrorRow = { status: number; body?: unknown; ours: number; code: string; message?: RegExp };
+/** `refusesKey`: the provider refuses the gateway's key: the key then rests 5 minutes (tested on a gateway of its own). */
+export type ErrorRow = { status: number; body?: unknown; ours: number; code: string; message?: RegExp; refusesKey?: true };
 
 export interface ProviderRow {
   provider: 'provider_1' | 'provider_2' | 'provider_3' | 'provider_7';
@@ -100,8 +101,8 @@ const openAiHistory = (body: Wire): ToolHistory => ({
 
 const openAiErrors: ErrorRow[] = [
   { status: 400, ours: 400, code: 'provider_rejected_request' },
-  { status: 401, ours: 503, code: 'model_unavailable' },
-  { status: 403, ours: 503, code: 'model_unavailable' },
+  { status: 401, ours: 503, code: 'model_unavailable', refusesKey: true },
+  { status: 403, ours: 503, code: 'model_unavailable', refusesKey: true },
   { status: 404, ours: 503, code: 'model_unavailable' },
   { status: 429, ours: 429, code: 'upstream_rate_limited' },
   { status: 500, ours: 502, code: 'upstream_error' },
@@ -223,9 +224,9 @@ export const PROVIDERS: ProviderRow[] = [
     usage: { scenario: { input: 100, output: 20, cacheRead: 30, cacheWrite: 10 }, prompt: 140, completion: 20, details: { prompt_tokens_details: { cached_tokens: 30, cache_write_tokens: 10 } } },
     errors: [
       { status: 400, ours: 400, code: 'provider_rejected_request', message: /Invalid request \(emulated\)/ },
-      { status: 401, ours: 503, code: 'model_unavailable' },
+      { status: 401, ours: 503, code: 'model_unavailable', refusesKey: true },
       { status: 402, ours: 503, code: 'model_unavailable' },
-      { status: 403, ours: 503, code: 'model_unavailable' },
+      { status: 403, ours: 503, code: 'model_unavailable', refusesKey: true },
       { status: 404, ours: 503, code: 'model_unavailable' },
       { status: 413, ours: 400, code: 'provider_rejected_request', message: /maximum allowed number of bytes/ },
       { status: 429, ours: 429, code: 'upstream_rate_limited' },
@@ -289,8 +290,9 @@ export const PROVIDERS: ProviderRow[] = [
         body: { error: { code: 400, message: 'API key not valid. Please pass a valid API key.', status: 'INVALID_ARGUMENT', details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID', domain: 'googleapis.com' }] } },
         ours: 503,
         code: 'model_unavailable',
+        refusesKey: true,
       },
-      { status: 403, ours: 503, code: 'model_unavailable' },
+      { status: 403, ours: 503, code: 'model_unavailable', refusesKey: true },
       { status: 404, ours: 503, code: 'model_unavailable' },
       { status: 429, ours: 429, code: 'upstream_rate_limited' },
       { status: 500, ours: 502, code: 'upstream_error' },

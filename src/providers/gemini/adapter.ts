@@ -182,6 +182,23 @@ export class GeminiAdapter implements ProviderAdapter {
     if (status === 400 && (hasReason(body, 'API_KEY_INVALID') || statusName(body) === 'FAILED_PRECONDITION')) return upstreamError(401, undefined);
     return upstreamError(status, providerMessage(body, text));
   }
+
+  retryDelayMs(body: unknown): number | undefined {
+    return retryInfoDelay(body);
+  }
+}
+
+/** google.rpc.RetryInfo's retryDelay ("1s", "0.5s") in an error's details. */
+function retryInfoDelay(body: unknown): number | undefined {
+  const error = typeof body === 'object' && body !== null ? (body as Json).error : undefined;
+  const details = typeof error === 'object' && error !== null ? (error as Json).details : undefined;
+  if (!Array.isArray(details)) return undefined;
+  for (const detail of details as unknown[]) {
+    const delay = typeof detail === 'object' && detail !== null ? (detail as Json).retryDelay : undefined;
+    const seconds = typeof delay === 'string' ? /^(\d+(?:\.\d+)?)s$/.exec(delay)?.[1] : undefined;
+    if (seconds !== undefined) return Number(seconds) * 1000;
+  }
+  return undefined;
 }
 
 function statusName(body: unknown): string | undefined {

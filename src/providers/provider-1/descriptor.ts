@@ -6,6 +6,7 @@ import { OpenAiEmbeddingsAdapter } from '../openai-compatible/embeddings.ts';
 export const provider1 = {
   id: 'provider_1',
   displayName: 'OpenAI',
+  telemetryName: 'openai',
   envPrefix: 'PROVIDER_1',
   defaultBaseUrl: 'https://api.openai.com/v1',
   emulator: 'openai',

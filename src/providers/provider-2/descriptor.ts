@@ -5,6 +5,7 @@ import type { ProviderDescriptor } from '../descriptor.ts';
 export const provider2 = {
   id: 'provider_2',
   displayName: 'Anthropic',
+  telemetryName: 'anthropic',
   envPrefix: 'PROVIDER_2',
   defaultBaseUrl: 'https://api.anthropic.com',
   emulator: 'anthropic',

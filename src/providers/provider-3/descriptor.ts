@@ -5,6 +5,7 @@ import { GeminiAdapter } from '../gemini/adapter.ts';
 export const provider3 = {
   id: 'provider_3',
   displayName: 'Google Gemini',
+  telemetryName: 'gcp.gemini',
   envPrefix: 'PROVIDER_3',
   defaultBaseUrl: 'https://generativelanguage.googleapis.com',
   emulator: 'gemini',

@@ -5,6 +5,7 @@ import { OpenAiCompatibleAdapter } from '../openai-compatible/adapter.ts';
 export const provider7 = {
   id: 'provider_7',
   displayName: 'DeepSeek',
+  telemetryName: 'deepseek',
   envPrefix: 'PROVIDER_7',
   defaultBaseUrl: 'https://api.deepseek.com',
   emulator: 'deepseek',

@@ -1,6 +1,6 @@
 /** Reading jobs (JobStore): a job by id, an account's jobs newest first. */
 import type { Kysely, Selectable } from 'kysely';
-import type { JobKind, JobStatus, UsageUnits } from '../money-contract.ts';
+import type { JobAttempt, JobKind, JobStatus, UsageUnits } from '../money-contract.ts';
 import type { JobRecord, JobStore } from '../types.ts';
 import type { Database, JobsTable } from './tables.ts';
 
@@ -37,6 +37,7 @@ function toJob(row: Selectable<JobsTable>): JobRecord {
     cost: row.cost === null ? null : Number(row.cost),
     usage: parsed(row.usage) as UsageUnits | null,
     output: parsed(row.output),
+    attempts: parsed(row.attempts) as JobAttempt[] | null,
     errorCode: row.error_code,
     clientAddress: row.client_address,
     createdAt: Number(row.created_at),

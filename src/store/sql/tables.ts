@@ -81,6 +81,8 @@ export interface JobsTable {
   /** JSON of the usage units, the output report. */
   usage: string | null;
   output: string | null;
+  /** JSON of the provider calls (JobAttempt[]); null before migration 115. */
+  attempts: string | null;
   error_code: string | null;
   instance_id: string;
   client_address: string | null;

@@ -17,6 +17,7 @@ import { audioUploadsMigration } from './093-audio-uploads.ts';
 import { dashboardUsageTotalsMigration } from './094-dashboard-usage-totals.ts';
 import { usagePendingMigration } from './095-usage-pending.ts';
 import { usageCacheTokensMigration } from './096-usage-cache-tokens.ts';
+import { jobAttemptsMigration } from './115-job-attempts.ts';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
@@ -33,6 +34,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '094_dashboard_usage_totals': dashboardUsageTotalsMigration(dialect),
         '095_usage_pending': usagePendingMigration(dialect),
         '096_usage_cache_tokens': usageCacheTokensMigration,
+        '115_job_attempts': jobAttemptsMigration,
       };
     },
   };

@@ -4,7 +4,7 @@
  * the key family's usage from the hold to the cost.
  */
 import { startOfUtcMonth } from '../../../shared/time.ts';
-import type { JobStatus, UsageUnits } from '../../money-contract.ts';
+import type { JobAttempt, JobStatus, UsageUnits } from '../../money-contract.ts';
 import { LEASE_UNTIL } from '../leases.ts';
 import type { Movement, Row, Step } from './movement.ts';
 
@@ -38,6 +38,10 @@ export interface Closing {
   output: unknown;
   errorCode: string | null;
   at: number;
+  /** The model that answered, when it is not the one held (a fallback); null keeps the job's model. */
+  model?: string | null;
+  /** The run's provider calls (routing). */
+  attempts?: readonly JobAttempt[] | null;
   /** A refund that counts as a failure for the trial rule "failures in a row". */
   failure: boolean;
   /**
@@ -55,13 +59,14 @@ export interface Closed {
 export const closeMovement: Movement<Closing, Closed> = {
   name: 'close',
   params: {
-    job: 'text', status: 'text', cost: 'bigint', usage: 'text', output: 'text', code: 'text', at: 'bigint', month: 'bigint',
+    job: 'text', status: 'text', cost: 'bigint', usage: 'text', output: 'text', code: 'text', at: 'bigint', month: 'bigint', model: 'text', attempts: 'text',
     refund: 'integer', failure: 'integer', orphan: 'integer', leaseNow: 'bigint',
   },
   steps: [
     {
       // Only a processing job closes: settle and refund happen once.
       name: 'j', from: [], sql: `UPDATE jobs SET status = @status, finished_at = @at, error_code = @code, usage = @usage, output = @output,
+  model = COALESCE(@model, model), attempts = @attempts,
   cost = CASE WHEN @refund = 1 OR @cost < 0 THEN 0 WHEN @cost > held THEN held ELSE @cost END
 WHERE id = @job AND status = 'processing' AND (@orphan = 0 OR NOT EXISTS (SELECT 1 FROM gateway_instances i
   WHERE i.id = jobs.instance_id AND ${LEASE_UNTIL} > @leaseNow))
@@ -97,6 +102,7 @@ RETURNING account_id AS j_account, key_id AS j_key, key_family_id AS j_family, h
   bind: (c) => ({
     job: c.jobId, status: c.status, cost: Math.ceil(c.cost), usage: c.usage === null ? null : JSON.stringify(c.usage),
     output: c.output === undefined || c.output === null ? null : JSON.stringify(c.output), code: c.errorCode, at: c.at,
+    model: c.model ?? null, attempts: c.attempts === undefined || c.attempts === null ? null : JSON.stringify(c.attempts),
     month: startOfUtcMonth(c.at), refund: c.refund ? 1 : 0, failure: c.failure ? 1 : 0,
     orphan: c.ownerLeaseExpiredAt === undefined ? 0 : 1, leaseNow: c.ownerLeaseExpiredAt ?? 0,
   }),

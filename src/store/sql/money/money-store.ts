@@ -56,6 +56,7 @@ export class SqlMoney implements MoneyStore {
     const closed = await this.close({
       jobId, refund: false, status: settlement.status, cost: settlement.cost, usage: settlement.usage,
       output: settlement.output ?? null, errorCode: null, at: settlement.at, failure: false,
+      model: settlement.route?.model ?? null, attempts: settlement.route?.attempts ?? null,
     });
     return closed.charged;
   }
@@ -83,5 +84,5 @@ function isUniqueViolation(error: unknown): boolean {
 
 /** A refund as a close (nothing charged, no usage). */
 export function refunded(refund: Refund): Omit<Closing, 'jobId' | 'failure'> {
-  return { refund: true, status: refund.status, cost: 0, usage: null, output: null, errorCode: refund.errorCode, at: refund.at };
+  return { refund: true, status: refund.status, cost: 0, usage: null, output: null, errorCode: refund.errorCode, at: refund.at, model: null, attempts: refund.route?.attempts ?? null };
 }
