@@ -850,3 +850,38 @@ describe('gemini (provider_3)', () => {
     expect(at(j(batch.text), 'embeddings', 1, 'values')).toHaveLength(3072);
   });
 });
+
+describe('routing helpers: a key pool, a throttled key, the first N failing', () => {
+  /** A chat request of each protocol with `key` where the protocol carries it. */
+  const requests: Record<'openai' | 'anthropic' | 'gemini' | 'deepseek', (base: string, key: string) => [string, RequestInit]> = {
+    openai: (base, key) => [`${base}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }) }],
+    deepseek: (base, key) => [`${base}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'deepseek-chat', messages: [{ role: 'user', content: 'hi' }] }) }],
+    anthropic: (base, key) => [`${base}/v1/messages`, { method: 'POST', headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' }, body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }) }],
+    gemini: (base, key) => [`${base}/v1beta/models/gemini-2.5-flash:generateContent`, { method: 'POST', headers: { 'x-goog-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }) }],
+  };
+
+  for (const kind of ['openai', 'anthropic', 'gemini', 'deepseek'] as const) {
+    it(`${kind}: every key of the pool is accepted, another refused; a throttled key gets 429 with retry-after and takes no scenario; failFirst`, async () => {
+      const e = await startEmulator(kind, { apiKey: 'k-1', apiKeys: ['k-2'] });
+      try {
+        const call = (key: string) => fetch(...requests[kind](e.baseUrl, key));
+        expect((await call('k-1')).status).toBe(200);
+        expect((await call('k-2')).status).toBe(200);
+        expect([400, 401, 403]).toContain((await call('k-3')).status);
+        e.throttle('k-2', 7);
+        e.enqueue({ kind: 'text', text: 'queued' });
+        const throttled = await call('k-2');
+        expect(throttled.status).toBe(429);
+        expect(throttled.headers.get('retry-after')).toBe('7');
+        const answered = await call('k-1');
+        expect(answered.status).toBe(200);
+        expect(await answered.text()).toContain('queued');
+        e.unthrottle('k-2');
+        e.failFirst(2, 503);
+        expect([(await call('k-2')).status, (await call('k-1')).status, (await call('k-2')).status]).toEqual([503, 503, 200]);
+      } finally {
+        await e.close();
+      }
+    });
+  }
+});

@@ -31,6 +31,37 @@ describe('catalog file validation', () => {
     expect(() => Catalog.fromJson({ prices_checked_at: '2026-11-22', models: [{ ...imageEntry('a'), secret_field: 1 }] }, options)).toThrow(/entry 0 'a'/);
   });
 
+  it('deployments and fallbacks: chat models only, chat providers, no duplicate place, fallbacks that exist and are chat models', () => {
+    const file = (models: unknown[]) => ({ prices_checked_at: '2026-11-22', models });
+    const at = (provider: string, id: string, extra: Record<string, unknown> = {}) => ({ provider, provider_model_id: id, ...extra });
+    const ok = Catalog.fromJson(file([
+      chatEntry('split', 'provider_1', { deployments: [at('provider_1', 'x', { weight: 3 }), at('provider_7', 'y', { priority: 1 })], fallbacks: ['other'] }),
+      chatEntry('other', 'provider_2'),
+    ]), options);
+    expect(ok.bySlug('split')?.entry.deployments).toEqual([
+      { provider: 'provider_1', provider_model_id: 'x', weight: 3, priority: 0 },
+      { provider: 'provider_7', provider_model_id: 'y', weight: 1, priority: 1 },
+    ]);
+    expect(() => Catalog.fromJson(file([chatEntry('a', 'provider_1', { deployments: [at('provider_5', 'x')] })]), options)).toThrow(/entry 0 'a', field deployments.0.provider: a deployment runs at one of/);
+    expect(() => Catalog.fromJson(file([chatEntry('a', 'provider_1', { deployments: [at('provider_1', 'x'), at('provider_1', 'x')] })]), options)).toThrow(/field deployments.1: the same provider and provider_model_id twice/);
+    expect(() => Catalog.fromJson(file([chatEntry('a', 'provider_1', { deployments: [at('provider_1', 'x', { weight: 0 })] })]), options)).toThrow(/entry 0 'a', field deployments.0.weight/);
+    expect(() => Catalog.fromJson(file([chatEntry('a', 'provider_1', { deployments: [] })]), options)).toThrow(/field deployments/);
+    expect(() => Catalog.fromJson(file([{ ...imageEntry('a'), deployments: [at('provider_1', 'x')] }]), options)).toThrow(/entry 0 'a', field deployments: only chat models have deployments/);
+    expect(() => Catalog.fromJson(file([chatEntry('a', 'provider_1', { fallbacks: ['nope'] })]), options)).toThrow(/entry 0 'a', field fallbacks.0: no model has slug 'nope'/);
+    expect(() => Catalog.fromJson(file([chatEntry('a', 'provider_1', { fallbacks: ['pic'] }), imageEntry('pic')]), options)).toThrow(/field fallbacks.0: 'pic' is not a chat model/);
+    expect(() => Catalog.fromJson(file([chatEntry('a', 'provider_1', { fallbacks: ['a'] })]), options)).toThrow(/field fallbacks.0: a model is not its own fallback/);
+    expect(() => Catalog.fromJson(file([chatEntry('a', 'provider_1', { fallbacks: ['b', 'b'] }), chatEntry('b', 'provider_2')]), options)).toThrow(/field fallbacks.1: 'b' is named twice/);
+  });
+
+  it('a model with deployments runs where any deployment has a key', () => {
+    const models = [chatEntry('split', 'provider_1', { deployments: [{ provider: 'provider_1', provider_model_id: 'x' }, { provider: 'provider_7', provider_model_id: 'y' }] })];
+    const keyedOnly = (provider: string) => Catalog.fromJson({ prices_checked_at: '2026-11-22', models }, { ...options, providerHasCredentials: (p) => p === provider });
+    expect(keyedOnly('provider_7').bySlug('split')?.available).toBe(true);
+    const none = keyedOnly('provider_3').bySlug('split');
+    expect(none?.available).toBe(false);
+    expect(none?.unavailableReason).toBe('The gateway has no API key configured for provider_1, provider_7.');
+  });
+
   it('image cost facts: each formula needs its parameters, and max_tokens covers the formula\'s largest image', () => {
     const withImages = (images: unknown) => ({ prices_checked_at: '2026-11-22', models: [chatEntry('v', 'provider_1', { chat: { params: [], json_schema: 'native', images, pdf: true } })] });
     expect(() => Catalog.fromJson(withImages({ formula: 'openai_tiles', max_tokens: 1445, tile_tokens: 170 }), options))

@@ -298,3 +298,71 @@ describe('upgrading a database of main as of 2026-11-26 (migrations through 095)
     await upgradeInPlace('postgres', THROUGH_095, (db) => fillThrough095(db, 'postgres'), (store, { hour }) => checkCacheColumns(store, hour));
   });
 });
+
+/** The migrations of main before routing (through 095). */
+const BEFORE_ROUTING = new Set([...EARLIER_MAIN, '091_fine_tuning_jobs', '092_instance_leases', '093_audio_uploads', '094_dashboard_usage_totals', '095_usage_pending']);
+
+async function migrateBeforeRouting(db: Kysely<unknown>, dialect: 'sqlite' | 'postgres', schema?: string): Promise<void> {
+  const all = migrationProvider(dialect);
+  const provider = { getMigrations: async () => Object.fromEntries(Object.entries(await all.getMigrations()).filter(([name]) => BEFORE_ROUTING.has(name))) };
+  const { error } = await new Migrator({ db, provider, ...(schema === undefined ? {} : { migrationTableSchema: schema }) }).migrateToLatest();
+  if (error !== undefined) throw error;
+}
+
+/** A job closed before migration 115 (written in that schema) keeps no attempts; one closed after keeps them, and the model that answered. */
+async function closedBefore(db: Kysely<unknown>): Promise<void> {
+  const now = Date.now();
+  await db.executeQuery(CompiledQuery.raw(`insert into accounts (id, name, email, created_at, has_purchase, billing_emails, monthly_spending_limit, balance, held)
+    values ('acc-old', 'Old', null, ${now - 1000}, 1, 1, null, 9500, 0)`));
+  await db.executeQuery(CompiledQuery.raw(`insert into jobs (id, account_id, key_id, key_family_id, kind, model, status, held, cost, usage, instance_id, counts_key, created_at, finished_at)
+    values ('closed-before', 'acc-old', null, null, 'chat', 'gpt-test', 'succeeded', 1000, 500, '{"prompt_tokens":1,"completion_tokens":1}', 'old-proc', 1, ${now - 10}, ${now})`));
+}
+
+async function checkAttempts(store: Store): Promise<void> {
+  const id = await account(store, { credits: 5_000_000 });
+  try {
+    expect(await store.getJob('closed-before')).toMatchObject({ model: 'gpt-test', cost: 500, attempts: null });
+    expect((await hold(store, id, 1_000_000, { jobId: 'closed-after' })).ok).toBe(true);
+    const attempts = [
+      { model: 'gpt-test', provider: 'provider_1', deployment: 'gpt-test-id', key: 1, status: 500, code: 'upstream_error', retry: 'fallback', ms: 12 },
+      { model: 'claude-test', provider: 'provider_2', deployment: 'claude-test-id', key: 0, status: 200, ms: 40 },
+    ];
+    await store.settle('closed-after', { cost: 200_000, usage: { prompt_tokens: 2, completion_tokens: 2 }, status: 'succeeded', at: Date.now(), route: { model: 'claude-test', attempts } });
+    expect(await store.getJob('closed-after')).toMatchObject({ model: 'claude-test', attempts, cost: 200_000 });
+    expect(await store.getAccount(id)).toMatchObject({ balance: 4_800_000, held: 0 });
+    expect(await ledgerMoney(store, id)).toEqual({ balance: 4_800_000, held: 0 });
+  } finally {
+    await store.close();
+  }
+}
+
+describe('upgrading a database of main before routing (migrations through 095) in place: 115 adds the jobs\' attempts', () => {
+  it('SQLite', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-upgrade-095-'));
+    const file = join(dir, 'gateway.db');
+    try {
+      const old = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new BetterSqlite3(file) }) });
+      await migrateBeforeRouting(old, 'sqlite');
+      await closedBefore(old);
+      await old.destroy();
+      await checkAttempts(await openStore(`sqlite:${file}`));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('PostgreSQL', async () => {
+    const schema = await postgresSchema();
+    try {
+      const name = /\?schema=(\w+)/.exec(schema.url)?.[1] as string;
+      const pool = new pg.Pool({ connectionString: schema.url.replace(/\?schema=\w+/, ''), options: `-c search_path=${name}` });
+      const old = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
+      await migrateBeforeRouting(old, 'postgres', name);
+      await closedBefore(old);
+      await old.destroy();
+      await checkAttempts(await openStore(schema.url));
+    } finally {
+      await schema.drop();
+    }
+  });
+});
