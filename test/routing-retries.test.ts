@@ -73,6 +73,9 @@ describe('a failure then a success', () => {
     ]);
     expect(job?.attempts?.[1]).not.toHaveProperty('retry');
     expect(counter(await metricsText(), 'gateway_upstream_retries_total', 'provider="provider_1",reason="failed"')).toBe(retriesBefore + 1);
+    // The admin request log shows them too.
+    const listed = (await gw.admin('GET', `/admin/v1/jobs?account_id=${accountId}`)).json.data as { id: string; attempts: { status: number }[] }[];
+    expect(listed.find((j) => j.id === r.headers['x-service-job-id'])?.attempts.map((a) => a.status)).toEqual([500, 200]);
     // The request's log line carries the attempts (never a key).
     const line = requestLines().find((l) => l.job_id === r.headers['x-service-job-id']);
     expect(line?.attempts).toHaveLength(2);

@@ -90,6 +90,7 @@ function jobView(row: JobLogRow) {
     created_at: iso(row.createdAt),
     finished_at: row.finishedAt === null ? null : iso(row.finishedAt),
     latency_ms: row.finishedAt === null ? null : row.finishedAt - row.createdAt,
+    attempts: row.attempts,
   };
 }
 

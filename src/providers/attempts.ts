@@ -131,7 +131,11 @@ export class RunAttempts<T extends CallTarget, R> {
       if (outcome.kind === 'throttled') {
         this.routing.keys.throttled(target.provider, choice.index, outcome.retryAfterMs ?? THROTTLED_REST_MS, at);
         this.routing.metrics.rested(target.provider, 'throttled');
-      } else if (this.routing.health.failed(target.provider, target.providerModelId, at)) {
+      } else if (outcome.kind === 'unavailable') {
+        // 402 or 404 with the gateway's own key: the catalog or the provider account needs the operator.
+        this.deps.logger.error({ provider: target.provider, deployment: target.providerModelId }, 'provider does not serve the model to the gateway (operator error)');
+      }
+      if (outcome.kind !== 'throttled' && this.routing.health.failed(target.provider, target.providerModelId, at)) {
         this.routing.metrics.rested(target.provider, 'failing');
         this.deps.logger.warn({ provider: target.provider, deployment: target.providerModelId }, 'deployment failed 3 times in a row: it rests 30 s');
       }

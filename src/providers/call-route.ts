@@ -4,7 +4,6 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { ProviderId } from '../catalog/catalog-file.ts';
-import { deploymentsOf, type CatalogModel, type Deployment } from '../catalog/catalog.ts';
 import type { Routing } from '../routing/routing.ts';
 import type { GatewayError } from '../shared/errors.ts';
 import type { UpstreamRequest } from './adapter.ts';
@@ -26,7 +25,7 @@ export interface CallTarget {
 /** A model that may answer: its catalog slug (its prices bill the run when it answers) and its deployments. */
 export interface CallCandidate<T extends CallTarget> {
   model: string;
-  /** In the catalog's order; with their weights and priorities (routing/deployments.ts). */
+  /** In the catalog's order (catalog.ts `deploymentsOf`), with their weights and priorities (routing/deployments.ts). */
   deployments: readonly Deployed<T>[];
 }
 
@@ -37,20 +36,6 @@ export interface Deployed<T extends CallTarget> {
   weight: number;
   /** 0 runs first; a larger number only when every deployment before it rests or failed. */
   priority: number;
-}
-
-/**
- * A catalog model as a candidate: each of its deployments the door can run (`target` answers
- * undefined where it cannot: no adapter for the provider, content the provider cannot take);
- * undefined when it can run nowhere.
- */
-export function candidateOf<T extends CallTarget>(model: CatalogModel, target: (deployment: Deployment) => T | undefined): CallCandidate<T> | undefined {
-  const deployments: Deployed<T>[] = [];
-  for (const deployment of deploymentsOf(model.entry)) {
-    const made = target(deployment);
-    if (made !== undefined) deployments.push({ target: made, weight: deployment.weight, priority: deployment.priority });
-  }
-  return deployments.length === 0 ? undefined : { model: model.entry.slug, deployments };
 }
 
 /** Where the key goes in a request built before the hold; each attempt puts a key of the provider's pool in its place. */

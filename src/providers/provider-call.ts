@@ -18,7 +18,7 @@ import { RunAttempts } from './attempts.ts';
 import type { Answered, CallTarget, ProviderCallDeps, ProviderRoute, ReadAnswer } from './call-route.ts';
 import { transportFailure, type UpstreamResponse } from './upstream-client.ts';
 
-export { candidateOf, KEY_SLOT, prepareRoute, withKey } from './call-route.ts';
+export { KEY_SLOT, prepareRoute, withKey } from './call-route.ts';
 export type { Answered, CallCandidate, CallTarget, Deployed, ProviderCallDeps, ProviderRoute, ReadAnswer } from './call-route.ts';
 
 /** For streams: the 2xx response itself. */

@@ -80,8 +80,6 @@ export class RedisRests implements Rests {
       });
   }
 
-  close(): void {}
-
   private receive(message: string): void {
     let wire: Partial<WireRest>;
     try {

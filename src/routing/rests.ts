@@ -17,7 +17,6 @@ export interface Rests {
   of(id: string, now: number): Rest | undefined;
   /** `id` rests for `ms` from `now` (every process learns it); a longer rest already running is kept. */
   rest(id: string, reason: RestReason, ms: number, now: number): void;
-  close(): void;
 }
 
 /** Rests by id, in this process's memory; a woken rest is forgotten when next read. */
@@ -55,6 +54,4 @@ export class LocalRests implements Rests {
   rest(id: string, reason: RestReason, ms: number, now: number): void {
     this.table.set(id, { until: now + ms, reason });
   }
-
-  close(): void {}
 }

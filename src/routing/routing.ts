@@ -45,14 +45,13 @@ export class Routing {
   readonly tracer: RunTracer;
   readonly random: () => number;
   private readonly backoffMs: number;
-  private readonly rests: Rests;
 
   constructor(private readonly options: RoutingOptions) {
-    this.rests = options.rests ?? new LocalRests();
+    const rests = options.rests ?? new LocalRests();
     const keys: Partial<Record<ProviderId, readonly string[]>> = {};
     for (const [provider, endpoint] of Object.entries(options.endpoints) as [ProviderId, PoolEndpoint][]) keys[provider] = endpoint.apiKeys;
-    this.keys = new KeyPools(keys, this.rests);
-    this.health = new DeploymentHealth(this.rests);
+    this.keys = new KeyPools(keys, rests);
+    this.health = new DeploymentHealth(rests);
     this.retries = options.retries ?? DEFAULT_RETRIES;
     this.backoffMs = options.backoffMs ?? DEFAULT_BACKOFF_MS;
     this.metrics = options.metrics ?? NO_ROUTING_METRICS;
@@ -80,9 +79,5 @@ export class Routing {
   backoff(retry: number): number {
     const full = Math.min(this.backoffMs * 2 ** (retry - 1), MAX_BACKOFF_MS);
     return Math.round(full * (0.5 + this.random() / 2));
-  }
-
-  close(): void {
-    this.rests.close();
   }
 }

@@ -4,7 +4,7 @@
  * money integer micro-credits.
  */
 import type { AccountRecord } from './accounts.ts';
-import type { JobStatus } from './money-contract.ts';
+import type { JobAttempt, JobStatus } from './money-contract.ts';
 
 export type UsageBucket = 'hour' | 'day';
 
@@ -65,6 +65,8 @@ export interface JobLogRow {
   held: number;
   createdAt: number;
   finishedAt: number | null;
+  /** The run's provider calls (null: none recorded). */
+  attempts: JobAttempt[] | null;
 }
 
 export interface UsageStore {

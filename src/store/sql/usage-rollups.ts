@@ -4,7 +4,7 @@
  * an index chosen by its most selective filter.
  */
 import { type Kysely, sql } from 'kysely';
-import type { AccountRecord, JobStatus } from '../types.ts';
+import type { AccountRecord, JobAttempt, JobStatus } from '../types.ts';
 import type { JobLogFilter, JobLogRow, UsageQuery, UsageReport, UsageStore } from '../usage.ts';
 import { toAccount } from './account-queries.ts';
 import { usageRows } from './usage-report.ts';
@@ -107,6 +107,7 @@ export class SqlUsageStore implements UsageStore {
       held: Number(r.held),
       createdAt: Number(r.created_at),
       finishedAt: r.finished_at === null ? null : Number(r.finished_at),
+      attempts: r.attempts === null ? null : (JSON.parse(r.attempts) as JobAttempt[]),
       };
     });
   }
