@@ -5,13 +5,13 @@
  * left → 503 model_unavailable, refunded. Chat and embeddings alike. Keys are counted at the
  * emulator, which accepts a pool, throttles one key and refuses any other.
  */
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator } from '../emulators/index.ts';
 import type { Emulator, RecordedRequest } from '../emulators/types.ts';
 import { embeddingEntry, writeCatalog } from './fixtures/catalog.ts';
 import { chatCatalog, costMicro, money } from './helpers/chat.ts';
 import { ADMIN_TOKEN, http, startGateway, type TestGateway } from './helpers/gateway.ts';
+import { captureLog } from './helpers/log-capture.ts';
 
 const hi = [{ role: 'user', content: 'Hello there' }];
 
@@ -19,9 +19,7 @@ let openai: Emulator;
 let deepseek: Emulator;
 let gemini: Emulator;
 let gw: TestGateway;
-let raw = '';
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- log lines are inspected freely
-const logLines = (): Record<string, any>[] => raw.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l));
+const log = captureLog();
 
 /** The key each recorded request presented. */
 function keysOf(requests: RecordedRequest[]): string[] {
@@ -37,12 +35,6 @@ beforeAll(async () => {
   openai = await startEmulator('openai', { apiKey: 'oa-key-a', apiKeys: ['oa-key-b'] });
   deepseek = await startEmulator('deepseek', { apiKey: 'ds-good' });
   gemini = await startEmulator('gemini', { apiKey: 'gm-good' });
-  const logStream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      raw += chunk.toString();
-      done();
-    },
-  });
   gw = await startGateway({
     LOG_LEVEL: 'info',
     METRICS_TOKEN: ADMIN_TOKEN,
@@ -57,7 +49,7 @@ beforeAll(async () => {
     // Every key refused.
     PROVIDER_3_BASE_URL: gemini.baseUrl,
     PROVIDER_3_API_KEY: 'gm-bad-1,gm-bad-2',
-  }, { logStream });
+  }, { logStream: log.stream });
 });
 afterAll(async () => {
   await gw.close();
@@ -108,10 +100,10 @@ describe('a key pool', () => {
     expect(count(used, 'ds-revoked')).toBe(1);
     expect(count(used, 'ds-good')).toBe(runs);
     expect(await money(gw, accountId)).toEqual({ balance: before.balance - runs * costMicro(10, 1), held: 0 });
-    const operator = logLines().filter((l) => typeof l.msg === 'string' && l.msg.startsWith('provider refused the gateway key'));
+    const operator = log.lines().filter((l) => typeof l.msg === 'string' && l.msg.startsWith('provider refused the gateway key'));
     expect(operator).toHaveLength(1);
     expect(operator[0]).toMatchObject({ level: 50, provider: 'provider_7', key: 0 });
-    expect(raw).not.toContain('ds-revoked');
+    expect(log.text()).not.toContain('ds-revoked');
     const metrics = (await http(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text;
     expect(metrics).toContain('gateway_rests_total{provider="provider_7",reason="refused"} 1');
     expect(metrics).toContain('gateway_upstream_retries_total{provider="provider_7",reason="key_refused"} 1');

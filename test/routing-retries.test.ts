@@ -4,32 +4,22 @@
  * once; a refusal of the request itself (400-class) and a failure inside a started stream are
  * never tried again. Attempts are counted at the emulator; money is read before and after.
  */
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { chatGatewayEnv, costMicro, money, startChatHarness, type ChatHarness } from './helpers/chat.ts';
 import { ADMIN_TOKEN, http, startGateway, type TestGateway } from './helpers/gateway.ts';
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- log lines are inspected freely
-type Line = Record<string, any>;
+import { captureLog } from './helpers/log-capture.ts';
 
 const hi = [{ role: 'user', content: 'Hello there' }];
 const RETRIES = 2;
 
 let h: ChatHarness;
 let gw: TestGateway;
-let raw = '';
-const requestLines = (): Line[] => raw.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Line).filter((l) => l.msg === 'request');
+const log = captureLog();
 
 beforeAll(async () => {
   h = await startChatHarness();
-  const logStream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      raw += chunk.toString();
-      done();
-    },
-  });
   // A gateway of its own on the harness's emulators, with retries on (the harness's runs one attempt).
-  gw = await startGateway({ ...chatGatewayEnv(h), UPSTREAM_RETRIES: String(RETRIES), UPSTREAM_BACKOFF_MS: '1', LOG_LEVEL: 'info', METRICS_TOKEN: ADMIN_TOKEN }, { logStream });
+  gw = await startGateway({ ...chatGatewayEnv(h), UPSTREAM_RETRIES: String(RETRIES), UPSTREAM_BACKOFF_MS: '1', LOG_LEVEL: 'info', METRICS_TOKEN: ADMIN_TOKEN }, { logStream: log.stream });
 });
 afterAll(async () => {
   await gw.close();
@@ -77,7 +67,7 @@ describe('a failure then a success', () => {
     const listed = (await gw.admin('GET', `/admin/v1/jobs?account_id=${accountId}`)).json.data as { id: string; attempts: { status: number }[] }[];
     expect(listed.find((j) => j.id === r.headers['x-service-job-id'])?.attempts.map((a) => a.status)).toEqual([500, 200]);
     // The request's log line carries the attempts (never a key).
-    const line = requestLines().find((l) => l.job_id === r.headers['x-service-job-id']);
+    const line = log.requestLines().find((l) => l.job_id === r.headers['x-service-job-id']);
     expect(line?.attempts).toHaveLength(2);
     expect(JSON.stringify(line)).not.toContain(h.openai.apiKey);
   });
