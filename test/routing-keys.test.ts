@@ -12,6 +12,11 @@ import { embeddingEntry, writeCatalog } from './fixtures/catalog.ts';
 import { chatCatalog, costMicro, money } from './helpers/chat.ts';
 import { ADMIN_TOKEN, http, startGateway, type TestGateway } from './helpers/gateway.ts';
 import { captureLog } from './helpers/log-capture.ts';
+import type { ChatRouting } from '../src/catalog/catalog-file.ts';
+import type { ProviderCall } from '../src/providers/adapter.ts';
+import { KEY_SLOT, withKey } from '../src/providers/provider-call.ts';
+import { defaultAdapters } from '../src/providers/registry.ts';
+import { defaultEmbeddingsAdapters } from '../src/providers/embeddings-registry.ts';
 
 const hi = [{ role: 'user', content: 'Hello there' }];
 
@@ -158,5 +163,24 @@ describe('embeddings go through the same glue', () => {
     expect(count(keysOf(openai.requests), 'oa-key-b')).toBeLessThanOrEqual(1);
     expect(count(keysOf(openai.requests), 'oa-key-a')).toBe(3);
     expect((await money(gw, accountId)).held).toBe(0);
+  });
+});
+
+describe('where a key travels', () => {
+  it('every chat and embeddings adapter puts the key only in headers or the path, where the glue replaces it per attempt', () => {
+    const routing: ChatRouting = { params: [], max_tokens_field: 'max_tokens', developer_role: false, reasoning: false, json_schema: 'native', exclusive_sampling: false, forced_tool_choice: 'native', images: null, pdf: false };
+    const call: ProviderCall = { providerModelId: 'm-1', routing, messages: [{ role: 'user', content: 'hi' }], maxTokens: 10, stream: false };
+    const built = [
+      ...Object.values(defaultAdapters()).map((adapter) => adapter?.buildRequest(call, KEY_SLOT)),
+      ...Object.values(defaultEmbeddingsAdapters()).map((adapter) => adapter?.buildRequest({ providerModelId: 'e-1', input: 'hi', encoding: 'float', dimensions: undefined, user: undefined }, KEY_SLOT)),
+    ];
+    expect(built.length).toBeGreaterThanOrEqual(5);
+    for (const request of built) {
+      if (request === undefined) throw new Error('no adapter');
+      expect(request.body).not.toContain(KEY_SLOT);
+      const keyed = withKey(request, 'sk-real');
+      expect(JSON.stringify(keyed)).not.toContain(KEY_SLOT);
+      expect(JSON.stringify(keyed.headers) + keyed.path).toContain('sk-real');
+    }
   });
 });
