@@ -66,7 +66,7 @@ describe("the request's models list", () => {
     expect(await money(gw, accountId)).toEqual({ balance: before.balance - pricey(20, 5), held: 0 });
     expect(pricey(20, 5)).not.toBe(costMicro(20, 5));
     const jobId = r.headers['x-service-job-id'] as string;
-    const job = await gw.gateway.store.getJob(jobId);
+    const job = await gw.gateway.store.jobs.getJob(jobId);
     expect(job?.model).toBe('claude-pricey');
     expect(job?.attempts?.map((a) => [a.model, a.provider, a.status, a.retry])).toEqual([
       ['gpt-test', 'provider_1', 500, 'failed'],

@@ -56,7 +56,7 @@ describe('a failure then a success', () => {
     expect(await money(gw, accountId)).toEqual({ balance: before.balance - costMicro(11, 4), held: 0 });
     const ledger = (await gw.admin('GET', `/admin/v1/accounts/${accountId}/ledger`)).json as { kind: string }[];
     expect(ledger.filter((e) => e.kind === 'settle')).toHaveLength(1);
-    const job = await gw.gateway.store.getJob(r.headers['x-service-job-id'] as string);
+    const job = await gw.gateway.store.jobs.getJob(r.headers['x-service-job-id'] as string);
     expect(job?.attempts).toEqual([
       expect.objectContaining({ model: 'gpt-test', provider: 'provider_1', deployment: 'gpt-test-2026-01-01', key: 0, status: 500, code: 'upstream_error', retry: 'failed' }),
       expect.objectContaining({ model: 'gpt-test', provider: 'provider_1', status: 200 }),
@@ -124,7 +124,7 @@ describe('what is never retried, and the budget', () => {
     expect(r.json.error.code).toBe('upstream_error');
     expect(h.openai.requests).toHaveLength(1 + RETRIES);
     expect(await money(gw, accountId)).toEqual(before);
-    const job = await gw.gateway.store.getJob(r.headers['x-service-job-id'] as string);
+    const job = await gw.gateway.store.jobs.getJob(r.headers['x-service-job-id'] as string);
     expect(job?.status).toBe('failed');
     expect(job?.attempts?.map((a) => a.status)).toEqual([503, 503, 503]);
     expect(job?.attempts?.map((a) => a.retry)).toEqual(['failed', 'failed', undefined]);

@@ -321,15 +321,15 @@ async function closedBefore(db: Kysely<unknown>): Promise<void> {
 async function checkAttempts(store: Store): Promise<void> {
   const id = await account(store, { credits: 5_000_000 });
   try {
-    expect(await store.getJob('closed-before')).toMatchObject({ model: 'gpt-test', cost: 500, attempts: null });
+    expect(await store.jobs.getJob('closed-before')).toMatchObject({ model: 'gpt-test', cost: 500, attempts: null });
     expect((await hold(store, id, 1_000_000, { jobId: 'closed-after' })).ok).toBe(true);
     const attempts = [
       { model: 'gpt-test', provider: 'provider_1', deployment: 'gpt-test-id', key: 1, status: 500, code: 'upstream_error', retry: 'fallback', ms: 12 },
       { model: 'claude-test', provider: 'provider_2', deployment: 'claude-test-id', key: 0, status: 200, ms: 40 },
     ];
-    await store.settle('closed-after', { cost: 200_000, usage: { prompt_tokens: 2, completion_tokens: 2 }, status: 'succeeded', at: Date.now(), route: { model: 'claude-test', attempts } });
-    expect(await store.getJob('closed-after')).toMatchObject({ model: 'claude-test', attempts, cost: 200_000 });
-    expect(await store.getAccount(id)).toMatchObject({ balance: 4_800_000, held: 0 });
+    await store.money.settle('closed-after', { cost: 200_000, usage: { prompt_tokens: 2, completion_tokens: 2 }, status: 'succeeded', at: Date.now(), route: { model: 'claude-test', attempts } });
+    expect(await store.jobs.getJob('closed-after')).toMatchObject({ model: 'claude-test', attempts, cost: 200_000 });
+    expect(await store.accounts.getAccount(id)).toMatchObject({ balance: 4_800_000, held: 0 });
     expect(await ledgerMoney(store, id)).toEqual({ balance: 4_800_000, held: 0 });
   } finally {
     await store.close();
