@@ -7,10 +7,10 @@ const LAYERS = [
   ['shared'],
   ['store'],
   ['keys', 'catalog', 'telemetry'],
-  ['billing', 'gate', 'notifications', 'routing'],
+  ['billing', 'gate', 'notifications', 'routing', 'auth'],
   ['providers'],
   ['http', 'config.ts'],
-  ['chat', 'embeddings', 'media', 'audio', 'jobs', 'mcp', 'admin', 'fine-tuning', 'limits-notify', 'openapi', 'key-info'],
+  ['chat', 'embeddings', 'media', 'audio', 'jobs', 'mcp', 'admin', 'fine-tuning', 'limits-notify', 'openapi', 'key-info', 'portal', 'payments'],
   ['gateway.ts', 'shared-state.ts', 'main.ts', 'demo-providers.ts', 'cli'],
 ];
 

@@ -94,6 +94,14 @@ export interface Config<Provider extends ProviderId = ConfiguredProvider> {
   logLevel: string;
   /** Largest accepted request body (bytes). Not in DECISIONS.md's table; see docs/decisions.md. */
   bodyLimitBytes: number;
+  /** Sign-in through an OpenID Connect provider (portal, and the admin dashboard for ADMIN_OIDC_EMAILS); undefined without OIDC_ISSUER. */
+  oidc: { issuer: string; clientId: string; clientSecret: string } | undefined;
+  /** Who may sign in to the admin dashboard through OIDC (lower-cased). */
+  adminOidcEmails: string[];
+  /** Stripe Checkout top-ups; undefined without STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET. */
+  stripe: { secretKey: string; webhookSecret: string; apiBase: string | undefined } | undefined;
+  /** The top-up amounts an owner picks from, in whole US dollars. */
+  topupAmountsUsd: number[];
   /** What one chat request may carry in images and PDFs (docs/decisions.md). */
   media: { maxImages: number; maxPdfPages: number; maxPartBytes: number };
 }
@@ -137,6 +145,14 @@ const envSchema = z.object({
   FINE_TUNING_POLL_MS: integer(1, 3_600_000).default(15_000),
   LEASE_MS: integer(300, 3_600_000).default(30_000),
   PUBLIC_BASE_URL: url.regex(/^https?:\/\//, 'must be an http(s) URL').optional(),
+  OIDC_ISSUER: url.optional(),
+  OIDC_CLIENT_ID: optionalString,
+  OIDC_CLIENT_SECRET: optionalString,
+  ADMIN_OIDC_EMAILS: optionalString,
+  STRIPE_SECRET_KEY: optionalString,
+  STRIPE_WEBHOOK_SECRET: optionalString,
+  STRIPE_API_BASE: url.optional(),
+  TOPUP_AMOUNTS_USD: z.string().regex(/^\s*\d{1,5}(\s*,\s*\d{1,5})*\s*$/, 'must be whole US dollars separated by commas, e.g. 10,25,100').default('10,25,100'),
 });
 
 /** Each provider's endpoint variables, from its descriptor: `<PREFIX>_BASE_URL` (default: its public URL) and `<PREFIX>_API_KEY`. */
@@ -179,6 +195,15 @@ export function loadConfig(env: Env = process.env, descriptors: readonly Provide
     providers[descriptor.id] = { baseUrl: stripSlash(p[names.baseUrl] as string), apiKey: keys[0], apiKeys: keys };
   }
   const m = media.data as Record<string, string | undefined>;
+  const oidcParts = [e.OIDC_ISSUER, e.OIDC_CLIENT_ID, e.OIDC_CLIENT_SECRET];
+  if (oidcParts.some((v) => v !== undefined) && oidcParts.some((v) => v === undefined)) {
+    throw new ConfigError('Invalid configuration:\n  OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET: set all three or none');
+  }
+  if ((e.STRIPE_SECRET_KEY === undefined) !== (e.STRIPE_WEBHOOK_SECRET === undefined)) {
+    throw new ConfigError('Invalid configuration:\n  STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET: set both or neither');
+  }
+  const topups = e.TOPUP_AMOUNTS_USD.split(',').map((s) => Number(s.trim()));
+  if (topups.some((usd) => usd < 1)) throw new ConfigError('Invalid configuration:\n  TOPUP_AMOUNTS_USD: every amount must be at least 1');
   let trustProxy: AddressMatcher | undefined;
   if (e.TRUST_PROXY !== undefined) {
     const list = parseAddressList(e.TRUST_PROXY.split(',').map((s) => s.trim()).filter((s) => s !== ''));
@@ -217,6 +242,14 @@ export function loadConfig(env: Env = process.env, descriptors: readonly Provide
     mailFrom: e.MAIL_FROM,
     logLevel: e.LOG_LEVEL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    oidc: e.OIDC_ISSUER === undefined || e.OIDC_CLIENT_ID === undefined || e.OIDC_CLIENT_SECRET === undefined
+      ? undefined
+      : { issuer: e.OIDC_ISSUER, clientId: e.OIDC_CLIENT_ID, clientSecret: e.OIDC_CLIENT_SECRET },
+    adminOidcEmails: (e.ADMIN_OIDC_EMAILS ?? '').split(',').map((s) => s.trim().toLowerCase()).filter((s) => s !== ''),
+    stripe: e.STRIPE_SECRET_KEY === undefined || e.STRIPE_WEBHOOK_SECRET === undefined
+      ? undefined
+      : { secretKey: e.STRIPE_SECRET_KEY, webhookSecret: e.STRIPE_WEBHOOK_SECRET, apiBase: e.STRIPE_API_BASE === undefined ? undefined : stripSlash(e.STRIPE_API_BASE) },
+    topupAmountsUsd: [...new Set(topups)],
     media: { maxImages: e.MAX_IMAGES_PER_REQUEST, maxPdfPages: e.MAX_PDF_PAGES_PER_REQUEST, maxPartBytes: e.MAX_PART_BYTES },
   };
 }

@@ -7,11 +7,10 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { creditsToMicro, microToCredits } from '../billing/money.ts';
+import { createKeyFromBody, microOrNull, patchKeyFromBody, newKeyBody, parseBody, patchKeyBody } from './key-requests.ts';
 import { slowestMediaPartMs } from '../chat/media/media-hold.ts';
 import { GatewayError } from '../shared/errors.ts';
-import { parseAddressList } from '../gate/address-match.ts';
-import { KeyService, parseExpiry } from '../keys/key-service.ts';
-import { DEFAULT_SCOPES, SCOPES } from '../shared/scopes.ts';
+import type { KeyService } from '../keys/key-service.ts';
 import type { Store } from '../store/types.ts';
 import { startOfUtcMonth } from '../shared/time.ts';
 import type { UsageStore } from '../store/usage.ts';
@@ -30,8 +29,7 @@ export interface AdminDeps {
   now?: () => number;
 }
 
-const credits = z.number().finite().nonnegative().max(1e12);
-const limitCredits = credits.nullable().optional();
+const limitCredits = z.number().finite().nonnegative().max(1e12).nullable().optional();
 
 export const newAccountBody = z.strictObject({
   name: z.string().trim().min(1).max(200),
@@ -51,48 +49,7 @@ export const addCreditsBody = z.strictObject({
   purchase: z.boolean(),
 });
 
-export const newKeyBody = z.strictObject({
-  name: z.string().trim().min(1).max(200),
-  scopes: z.array(z.enum(SCOPES)).min(1).default([...DEFAULT_SCOPES]),
-  requests_per_minute: z.number().int().min(60).max(6000).default(600),
-  ip_allowlist: z
-    .array(z.string())
-    .max(50)
-    .default([])
-    .superRefine((entries, ctx) => {
-      const parsed = parseAddressList(entries);
-      if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.error });
-    }),
-  daily_limit_credits: limitCredits,
-  monthly_limit_credits: limitCredits,
-  expires: z.string().default('never'),
-  warning_threshold: z.number().min(0).max(1).default(0.8),
-  email_alerts: z.boolean().default(false),
-});
-
-export const patchKeyBody = z.strictObject({
-  name: z.string().trim().min(1).max(200).optional(),
-  daily_limit_credits: limitCredits,
-  monthly_limit_credits: limitCredits,
-  warning_threshold: z.number().min(0).max(1).optional(),
-  email_alerts: z.boolean().optional(),
-});
-
-/** Fields fixed at creation: a clear 400 instead of zod's generic "unrecognized key". */
-const FIXED_KEY_FIELDS = ['scopes', 'requests_per_minute', 'ip_allowlist', 'expires'] as const;
-
-function parse<T>(schema: z.ZodType<T>, body: unknown): T {
-  const result = schema.safeParse(body ?? {});
-  if (result.success) return result.data;
-  const flat = z.flattenError(result.error);
-  const fields = Object.entries(flat.fieldErrors as Record<string, string[]>).map(([field, messages]) => `${field}: ${messages.join('; ')}`);
-  const message = [...flat.formErrors, ...fields].join('; ') || 'Invalid request body.';
-  throw new GatewayError('validation_failed', message, {
-    details: { formErrors: flat.formErrors, fieldErrors: flat.fieldErrors as Record<string, string[]> },
-  });
-}
-
-const orNull = (value: number | null | undefined) => (value === undefined ? undefined : value === null ? null : creditsToMicro(value));
+export { newKeyBody, patchKeyBody };
 
 export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): Promise<void> {
   const { store, keys } = deps;
@@ -143,8 +100,8 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
     });
 
     admin.post('/accounts', async (request, reply) => {
-      const body = parse(newAccountBody, request.body);
-      const account = await store.accounts.createAccount({
+      const body = parseBody(newAccountBody, request.body);
+      const account = await store.createAccount({
         name: body.name,
         email: body.email ?? null,
         createdAt: body.created_at === undefined ? now() : Date.parse(body.created_at),
@@ -160,17 +117,17 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
     admin.get<{ Params: { id: string } }>('/accounts/:id', async (request) => accountAnswer(request.params.id));
 
     admin.patch<{ Params: { id: string } }>('/accounts/:id', async (request) => {
-      const body = parse(patchAccountBody, request.body);
+      const body = parseBody(patchAccountBody, request.body);
       await requireAccount(request.params.id);
-      await store.accounts.updateAccount(request.params.id, {
-        monthlySpendingLimit: orNull(body.monthly_spending_limit_credits),
+      await store.updateAccount(request.params.id, {
+        monthlySpendingLimit: microOrNull(body.monthly_spending_limit_credits),
         billingEmails: body.billing_emails,
       });
       return accountAnswer(request.params.id);
     });
 
     admin.post<{ Params: { id: string } }>('/accounts/:id/credits', async (request) => {
-      const body = parse(addCreditsBody, request.body);
+      const body = parseBody(addCreditsBody, request.body);
       await requireAccount(request.params.id);
       await store.accounts.addCredits(request.params.id, creditsToMicro(body.credits), body.purchase ? 'topup' : 'grant', now());
       return accountAnswer(request.params.id);
@@ -191,27 +148,10 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
     });
 
     admin.post<{ Params: { id: string } }>('/accounts/:id/keys', async (request, reply) => {
-      const body = parse(newKeyBody, request.body);
       await requireAccount(request.params.id);
-      const expiry = parseExpiry(body.expires, now());
-      if (!expiry.ok) {
-        throw new GatewayError('validation_failed', `expires: ${expiry.error}`, {
-          details: { formErrors: [], fieldErrors: { expires: [expiry.error] } },
-        });
-      }
-      const issued = await keys.create(request.params.id, {
-        name: body.name,
-        scopes: [...new Set(body.scopes)],
-        requestsPerMinute: body.requests_per_minute,
-        ipAllowlist: body.ip_allowlist.map((e) => e.trim()),
-        dailyLimit: orNull(body.daily_limit_credits) ?? null,
-        monthlyLimit: orNull(body.monthly_limit_credits) ?? null,
-        expiresAt: expiry.expiresAt,
-        warningThreshold: body.warning_threshold,
-        emailAlerts: body.email_alerts,
-      });
+      const issued = await createKeyFromBody(keys, request.params.id, request.body, now());
       reply.code(201);
-      return issuedKeyView(issued.record, issued.secret, now());
+      return issued;
     });
 
     admin.get<{ Params: { id: string } }>('/accounts/:id/keys', async (request) => {
@@ -220,25 +160,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
       return (await store.keys.listKeys(request.params.id)).map((k) => keyView(k, t));
     });
 
-    admin.patch<{ Params: { keyId: string } }>('/keys/:keyId', async (request) => {
-      const raw = (request.body ?? {}) as Record<string, unknown>;
-      const fixed = FIXED_KEY_FIELDS.filter((f) => typeof raw === 'object' && raw !== null && f in raw);
-      if (fixed.length > 0) {
-        const message = `${fixed.join(', ')} ${fixed.length === 1 ? 'is' : 'are'} fixed at creation and cannot be changed`;
-        throw new GatewayError('validation_failed', message, {
-          details: { formErrors: [], fieldErrors: Object.fromEntries(fixed.map((f) => [f, ['fixed at creation']])) },
-        });
-      }
-      const body = parse(patchKeyBody, request.body);
-      const updated = await keys.update(request.params.keyId, {
-        name: body.name,
-        dailyLimit: orNull(body.daily_limit_credits),
-        monthlyLimit: orNull(body.monthly_limit_credits),
-        warningThreshold: body.warning_threshold,
-        emailAlerts: body.email_alerts,
-      });
-      return keyView(updated, now());
-    });
+    admin.patch<{ Params: { keyId: string } }>('/keys/:keyId', async (request) => patchKeyFromBody(keys, request.params.keyId, request.body, now()));
 
     admin.post<{ Params: { keyId: string } }>('/keys/:keyId/revoke', async (request) => keyView(await keys.revoke(request.params.keyId), now()));
 

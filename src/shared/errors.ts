@@ -23,10 +23,12 @@ const CATALOGUE = {
   voice_sample_required: [400, 'invalid_request_error'],
   invalid_voice_sample: [400, 'invalid_request_error'],
   consent_required: [400, 'invalid_request_error'],
+  invalid_link: [400, 'invalid_request_error'],
   // 401
   invalid_api_key: [401, 'authentication_error'],
   invalid_admin_token: [401, 'authentication_error'],
   invalid_metrics_token: [401, 'authentication_error'],
+  not_signed_in: [401, 'authentication_error'],
   // 402
   insufficient_credits: [402, 'insufficient_credits_error'],
   spending_limit_reached: [402, 'insufficient_credits_error'],
@@ -36,12 +38,15 @@ const CATALOGUE = {
   ip_not_allowed: [403, 'permission_error'],
   api_key_limit_unsupported: [403, 'permission_error'],
   forbidden: [403, 'authentication_error'],
+  csrf_failed: [403, 'permission_error'],
+  owner_only: [403, 'permission_error'],
   // 404
   not_found: [404, 'not_found_error'],
   model_not_found: [404, 'not_found_error'],
   job_not_found: [404, 'not_found_error'],
   account_not_found: [404, 'not_found_error'],
   key_not_found: [404, 'not_found_error'],
+  member_not_found: [404, 'not_found_error'],
   // 405, 408, 413, 415, 417, 431
   method_not_allowed: [405, 'invalid_request_error'],
   request_timeout: [408, 'invalid_request_error'],
@@ -57,6 +62,7 @@ const CATALOGUE = {
   api_key_limit_exceeded: [429, 'rate_limit_error'],
   trial_limit: [429, 'rate_limit_error'],
   upload_limit_exceeded: [429, 'rate_limit_error'],
+  sign_in_limited: [429, 'rate_limit_error'],
   upstream_rate_limited: [429, 'rate_limit_error'],
   // 499, 5xx
   client_closed_request: [499, 'api_error'],

@@ -18,6 +18,7 @@ import { dashboardUsageTotalsMigration } from './094-dashboard-usage-totals.ts';
 import { usagePendingMigration } from './095-usage-pending.ts';
 import { usageCacheTokensMigration } from './096-usage-cache-tokens.ts';
 import { jobAttemptsMigration } from './115-job-attempts.ts';
+import { portalMigration } from './120-portal.ts';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
@@ -35,6 +36,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '095_usage_pending': usagePendingMigration(dialect),
         '096_usage_cache_tokens': usageCacheTokensMigration,
         '115_job_attempts': jobAttemptsMigration,
+        '120_portal': portalMigration(dialect),
       };
     },
   };
