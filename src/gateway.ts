@@ -10,7 +10,12 @@ import { InFlightRuns } from './billing/in-flight.ts';
 import { PaidRuns } from './billing/paid-run.ts';
 import type { ProviderId } from './catalog/catalog-file.ts';
 import { registerChatRoute } from './chat/route.ts';
-import { MailSender } from './notifications/mail-sender.ts';
+import { MailSender, smtpTransport } from './notifications/mail-sender.ts';
+import { OidcSignIn } from './auth/oidc-sign-in.ts';
+import { Sessions } from './auth/sessions.ts';
+import { SignInLinks } from './auth/sign-in-links.ts';
+import { registerPortal } from './portal/routes.ts';
+import { openPortalStore } from './store/sql/portal-store.ts';
 import { chatProviderIds, describedProviderIds, PROVIDERS, telemetryNames } from './providers/descriptors.ts';
 
 import { registerEmbeddingsRoute } from './embeddings/route.ts';
@@ -70,6 +75,8 @@ export interface Gateway {
   catalog: Catalog;
   /** What the paid-run core reports runs to (GET /metrics). */
   metrics: GatewayMetrics;
+  /** The portal's sign-in links (the demo prints one). */
+  signInLinks: SignInLinks;
   close(): Promise<void>;
 }
 
@@ -87,7 +94,7 @@ export interface GatewayOverrides {
   logStream?: DestinationStream;
   /** How client file URLs (fine-tuning files) are fetched: tests serve them from loopback with their own CA. */
   fileFetch?: FileFetchOptions;
-  /** The clock of voice-sample uploads (their 24-hour validity and hourly limit); tests move it. */
+  /** The clock of voice-sample uploads (their 24-hour validity and hourly limit) and of portal links and sessions; tests move it. */
   now?: () => number;
 }
 
@@ -227,8 +234,30 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   uploadSweep.unref();
   overrides.routes?.(app, { runs, store, catalog });
   registerUnbuiltRoutes(app, UNBUILT_ROUTES.filter((r) => !BUILT_ROUTES.has(r.url)));
-  if (config.adminToken !== undefined) {
-    await registerAdminRoutes(app, { adminToken: config.adminToken, store, keys, usage: store.usage });
+
+  // The customer portal, and the dashboard's sign-in through the same OIDC provider.
+  const now = overrides.now ?? Date.now;
+  const usage = usageStoreFor(store);
+  const portal = openPortalStore(store);
+  const secureCookies = config.publicBaseUrl?.startsWith('https:') ?? false;
+  const sessions = new Sessions({ store: portal, secure: secureCookies, now });
+  const oidc = config.oidc === undefined ? undefined : new OidcSignIn(config.oidc, secureCookies);
+  const portalMail = config.smtpUrl === undefined ? undefined : smtpTransport(config.smtpUrl, 15_000);
+  const sendMail = portalMail === undefined ? undefined : async (to: string, subject: string, text: string) => {
+    await portalMail.sendMail({ from: config.mailFrom ?? 'model-gateway@localhost', to, subject, text });
+  };
+  const signInLinks = new SignInLinks({
+    store: portal, limiter: rateLimiter, mail: sendMail, now, onMailError: (err) => logger.warn({ err }, 'a sign-in link e-mail could not be sent'),
+  });
+  await registerPortal(app, {
+    store, portal, keys, usage, sessions, links: signInLinks, oidc, mailsLinks: sendMail !== undefined, mail: sendMail,
+    publicBaseUrl: config.publicBaseUrl, trustProxy: config.trustProxy, now,
+  });
+  const adminSso = oidc === undefined || config.adminOidcEmails.length === 0
+    ? undefined
+    : { oidc, sessions, emails: config.adminOidcEmails, publicBaseUrl: config.publicBaseUrl };
+  if (config.adminToken !== undefined || adminSso !== undefined) {
+    await registerAdminRoutes(app, { access: { adminToken: config.adminToken, sso: adminSso }, portal: usage === undefined ? undefined : portal, store, keys, usage });
   }
 
   await app.ready();
@@ -240,6 +269,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     config,
     catalog,
     metrics,
+    signInLinks,
     async close() {
       clearInterval(uploadSweep);
       // Media jobs stop polling first (they stay held, for the next process to resume).
@@ -261,6 +291,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
       // Only now: while a run is in flight its lease is renewed, or a peer would refund a run the client received.
       clearInterval(renewal);
       await mail?.close();
+      portalMail?.close();
       await upstream.close();
       await tracer.close();
       await shared.close();

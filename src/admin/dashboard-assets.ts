@@ -1,5 +1,6 @@
 /**
- * Serves the built admin dashboard (dashboard/ → dist/dashboard/ by `npm run build`) at /admin.
+ * Serves the built admin dashboard (dashboard/ → dist/dashboard/ by `npm run build`) at /admin, and
+ * any other built web app (the customer portal) the same way.
  * The directory is read once at start-up into memory: only files found then are served, by exact
  * name, so no request path ever reaches the file system.
  */
@@ -25,11 +26,15 @@ interface Asset {
   type: string;
 }
 
-/** dist/dashboard of this package, from src/admin (tsx) or dist/src/admin (built). */
-export function defaultDashboardDir(): string {
+/** dist/<app> of this package, from src/admin (tsx) or dist/src/admin (built). */
+export function builtAppDir(app: 'dashboard' | 'portal'): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
-  return join(dir, 'dist', 'dashboard');
+  return join(dir, 'dist', app);
+}
+
+export function defaultDashboardDir(): string {
+  return builtAppDir('dashboard');
 }
 
 function readAssets(root: string): Map<string, Asset> {
@@ -56,11 +61,16 @@ function readAssets(root: string): Map<string, Asset> {
 }
 
 export function registerDashboard(app: FastifyInstance, dir: string = defaultDashboardDir()): void {
+  registerBuiltApp(app, '/admin', dir);
+}
+
+/** A built single-page app at `prefix`: its page, and its assets by exact name. */
+export function registerBuiltApp(app: FastifyInstance, prefix: string, dir: string): void {
   const assets = readAssets(dir);
   const index = assets.get('index.html');
   const page = async (_request: unknown, reply: FastifyReply) => {
     if (index === undefined) {
-      return reply.code(503).type('text/plain; charset=utf-8').send('The dashboard is not built: run `npm run build`.');
+      return reply.code(503).type('text/plain; charset=utf-8').send(`The page at ${prefix} is not built: run \`npm run build\`.`);
     }
     return reply
       .type(index.type)
@@ -69,8 +79,8 @@ export function registerDashboard(app: FastifyInstance, dir: string = defaultDas
       .header('content-security-policy', "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
       .send(index.body);
   };
-  app.get('/admin', page); // also /admin/: the server ignores trailing slashes
-  app.get<{ Params: { '*': string } }>('/admin/assets/*', async (request, reply) => {
+  app.get(prefix, page); // also with a trailing slash: the server ignores them
+  app.get<{ Params: { '*': string } }>(`${prefix}/assets/*`, async (request, reply) => {
     const asset = assets.get(`assets/${request.params['*']}`);
     if (asset === undefined) return reply.code(404).type('text/plain; charset=utf-8').send('Not found');
     // Built names carry a content hash: cache them for good.

@@ -2,9 +2,8 @@
  * The admin API under /admin/v1 (DECISIONS.md), for operators, tests, the demo and the CLI.
  * Registered only when ADMIN_TOKEN is set; otherwise every /admin route answers 404.
  */
-import { timingSafeEqual, createHash } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { creditsToMicro, microToCredits } from '../billing/money.ts';
 import { createKeyFromBody, microOrNull, patchKeyFromBody, newKeyBody, parseBody, patchKeyBody } from './key-requests.ts';
@@ -14,12 +13,19 @@ import type { KeyService } from '../keys/key-service.ts';
 import type { Store } from '../store/types.ts';
 import { startOfUtcMonth } from '../shared/time.ts';
 import type { UsageStore } from '../store/usage.ts';
+import { adminAuth, type AdminAccessDeps, registerAdminSignIn, registerSessionRoute } from './admin-access.ts';
+import { registerAudit } from './audit.ts';
+import { normalEmail } from '../auth/sign-in-links.ts';
 import { registerDashboard } from './dashboard-assets.ts';
+import type { PortalStore } from '../store/portal.ts';
 import { registerUsageRoutes } from './usage-routes.ts';
 import { accountView, issuedKeyView, keyView, ledgerView, notificationView } from './views.ts';
 
 export interface AdminDeps {
-  adminToken: string;
+  /** The admin token and, when configured, the dashboard's OIDC sign-in. */
+  access: AdminAccessDeps;
+  /** The portal's store: the audit log every admin change is written to, and a new account's first owner; absent without the SQL store. */
+  portal?: PortalStore;
   store: Store;
   keys: KeyService;
   /** The dashboard's reads (usage, job log, account search); those routes are absent without it. */
@@ -54,19 +60,16 @@ export { newKeyBody, patchKeyBody };
 export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): Promise<void> {
   const { store, keys } = deps;
   const now = deps.now ?? Date.now;
-  const tokenHash = createHash('sha256').update(deps.adminToken).digest();
   // The dashboard's page and assets are public; everything it shows comes from /admin/v1 with the token.
   registerDashboard(app, deps.dashboardDir);
+  registerAdminSignIn(app, deps.access);
 
   await app.register(async (admin) => {
-    admin.addHook('onRequest', async (request: FastifyRequest) => {
-      const header = request.headers.authorization ?? '';
-      const match = /^Bearer +(\S+)$/i.exec(header);
-      const given = createHash('sha256').update(match?.[1] ?? '').digest();
-      if (match === null || !timingSafeEqual(given, tokenHash)) {
-        throw new GatewayError('invalid_admin_token', 'Invalid admin token');
-      }
-    });
+    admin.decorateRequest('adminActor', undefined);
+    admin.decorateRequest('adminSession', undefined);
+    admin.addHook('onRequest', adminAuth(deps.access));
+    registerSessionRoute(admin);
+    if (deps.portal !== undefined) registerAudit(admin, deps.portal, now);
 
     const requireAccount = async (id: string) => {
       const account = await store.accounts.getAccount(id);
@@ -108,6 +111,10 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
         hasPurchase: body.has_purchase,
         billingEmails: body.billing_emails,
       });
+      // The account's address is its first owner in the portal.
+      if (account.email !== null) {
+        await deps.portal?.addMember({ accountId: account.id, email: normalEmail(account.email), role: 'owner', createdAt: account.createdAt, invitedBy: null });
+      }
       reply.code(201);
       return accountView(account, 0);
     });

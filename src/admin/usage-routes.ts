@@ -63,7 +63,7 @@ export function encodeCursor(row: { createdAt: number; id: string }): string {
   return Buffer.from(`${row.createdAt}.${row.id}`).toString('base64url');
 }
 
-function decodeCursor(cursor: string): { createdAt: number; id: string } {
+export function decodeCursor(cursor: string): { createdAt: number; id: string } {
   const text = Buffer.from(cursor, 'base64url').toString();
   const dot = text.indexOf('.');
   const createdAt = Number(text.slice(0, dot));
@@ -71,7 +71,7 @@ function decodeCursor(cursor: string): { createdAt: number; id: string } {
   return { createdAt, id: text.slice(dot + 1) };
 }
 
-function jobView(row: JobLogRow) {
+export function jobView(row: JobLogRow) {
   return {
     id: row.id,
     account_id: row.accountId,
@@ -166,28 +166,8 @@ export function registerUsageRoutes(admin: FastifyInstance, usage: UsageStore, n
 
   admin.get('/jobs.csv', async (request, reply) => {
     const filter = jobFilter({ ...(request.query as object), limit: '500' });
-    async function* lines() {
-      yield CSV_COLUMNS.join(',') + '\n';
-      let before = filter.before;
-      for (let sent = 0; sent < CSV_MAX_ROWS; ) {
-        const rows = await usage.jobLog({ ...filter, before, limit: 500 });
-        if (rows.length === 0) return;
-        yield rows.map((r) => {
-          const view = jobView(r);
-          return CSV_COLUMNS.map((c) => csvCell(view[c])).join(',') + '\n';
-        }).join('');
-        sent += rows.length;
-        const last = rows.at(-1);
-        if (rows.length < 500 || last === undefined) return;
-        before = { createdAt: last.createdAt, id: last.id };
-        // SQLite answers synchronously: without a turn of the event loop between pages, an export of
-        // 100,000 rows would hold every other request (and its own first bytes) until the socket filled.
-        await setImmediate();
-      }
-    }
     reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="jobs.csv"');
-    // One page read ahead at most: a client that stops reading stops the queries.
-    return reply.send(Readable.from(lines(), { highWaterMark: 1 }));
+    return reply.send(jobLogCsv(usage, filter));
   });
 
   admin.get('/accounts', async (request) => {
@@ -199,4 +179,29 @@ export function registerUsageRoutes(admin: FastifyInstance, usage: UsageStore, n
       return view;
     }) };
   });
+}
+
+/** The job log as CSV, up to 100,000 rows, read a page at a time as the client reads (admin and portal). */
+export function jobLogCsv(usage: UsageStore, filter: JobLogFilter): Readable {
+  async function* lines() {
+    yield CSV_COLUMNS.join(',') + '\n';
+    let before = filter.before;
+    for (let sent = 0; sent < CSV_MAX_ROWS; ) {
+      const rows = await usage.jobLog({ ...filter, before, limit: 500 });
+      if (rows.length === 0) return;
+      yield rows.map((r) => {
+        const view = jobView(r);
+        return CSV_COLUMNS.map((c) => csvCell(view[c])).join(',') + '\n';
+      }).join('');
+      sent += rows.length;
+      const last = rows.at(-1);
+      if (rows.length < 500 || last === undefined) return;
+      before = { createdAt: last.createdAt, id: last.id };
+      // SQLite answers synchronously: without a turn of the event loop between pages, an export of
+      // 100,000 rows would hold every other request (and its own first bytes) until the socket filled.
+      await setImmediate();
+    }
+  }
+  // One page read ahead at most: a client that stops reading stops the queries.
+  return Readable.from(lines(), { highWaterMark: 1 });
 }

@@ -56,6 +56,20 @@ export function mailText(mail: ClaimedMail, keyName: string): { subject: string;
   return { subject, text };
 }
 
+/** A nodemailer transport for SMTP_URL (`smtp://` or `smtps://`, with user and password when given). */
+export function smtpTransport(smtpUrl: string, timeoutMs: number): Transporter {
+  const url = new URL(smtpUrl);
+  return nodemailer.createTransport({
+    host: url.hostname,
+    port: url.port === '' ? (url.protocol === 'smtps:' ? 465 : 587) : Number(url.port),
+    secure: url.protocol === 'smtps:',
+    auth: url.username === '' ? undefined : { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) },
+    connectionTimeout: timeoutMs,
+    greetingTimeout: timeoutMs,
+    socketTimeout: timeoutMs,
+  });
+}
+
 export class MailSender {
   private readonly transport: Transporter;
   private readonly timer: NodeJS.Timeout;
@@ -66,16 +80,7 @@ export class MailSender {
   constructor(private readonly options: MailSenderOptions) {
     this.now = options.now ?? Date.now;
     this.timeoutMs = options.timeoutMs ?? 15_000;
-    const url = new URL(options.smtpUrl);
-    this.transport = nodemailer.createTransport({
-      host: url.hostname,
-      port: url.port === '' ? (url.protocol === 'smtps:' ? 465 : 587) : Number(url.port),
-      secure: url.protocol === 'smtps:',
-      auth: url.username === '' ? undefined : { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) },
-      connectionTimeout: this.timeoutMs,
-      greetingTimeout: this.timeoutMs,
-      socketTimeout: this.timeoutMs,
-    });
+    this.transport = smtpTransport(options.smtpUrl, this.timeoutMs);
     this.timer = setInterval(() => void this.drain(), options.intervalMs ?? 1_000);
     this.timer.unref();
   }

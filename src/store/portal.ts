@@ -51,7 +51,7 @@ export interface AuditEntry {
   detail: string | null;
 }
 
-export interface NewAuditEntry extends Omit<AuditEntry, 'id'> {}
+export type NewAuditEntry = Omit<AuditEntry, 'id'>;
 
 export interface PortalUsageRow {
   /** Start of the UTC day, the model slug or the key id, by the grouping asked for. */

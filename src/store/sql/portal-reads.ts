@@ -6,7 +6,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { MoneyEntry, PortalUsage, PortalUsageRow } from '../portal.ts';
 import type { LedgerKind } from '../types.ts';
-import type { PortalDatabase } from './portal-store.ts';
+import type { PortalDatabase } from './portal-tables.ts';
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;

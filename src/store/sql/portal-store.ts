@@ -8,25 +8,9 @@ import type { AuditEntry, MemberRecord, MemberRole, MembershipRecord, NewAuditEn
 import type { Store } from '../types.ts';
 import { PortalReads } from './portal-reads.ts';
 import { atFirstUse, usageRollerOf } from './sql-store.ts';
-import type { Database, Dialect } from './tables.ts';
+import type { Dialect } from './tables.ts';
+import type { PortalDatabase, PortalTables } from './portal-tables.ts';
 
-export type PortalTables = {
-  portal_members: { account_id: string; email: string; role: string; created_at: number; invited_by: string | null };
-  portal_links: { token_hash: string; email: string; created_at: number; expires_at: number; used_at: number | null };
-  auth_sessions: { id_hash: string; realm: string; email: string; csrf_token: string; created_at: number; expires_at: number };
-  admin_audit: {
-    id: import('kysely').Generated<number>;
-    at: number;
-    actor: string;
-    action: string;
-    account_id: string | null;
-    target: string | null;
-    status: number;
-    detail: string | null;
-  };
-};
-
-export type PortalDatabase = Database & PortalTables;
 
 export function openPortalStore(store: Store): PortalStore {
   const roller = usageRollerOf(store);
