@@ -15,10 +15,10 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
-  // The admin dashboard runs in the browser (dashboard/, typechecked by dashboard/tsconfig.json).
+  // The admin dashboard and the portal run in the browser (typechecked by dashboard/ and portal/tsconfig.json).
   {
-    files: ['dashboard/**/*.{ts,tsx}'],
-    languageOptions: { globals: { window: 'readonly', document: 'readonly', location: 'readonly', navigator: 'readonly', sessionStorage: 'readonly', fetch: 'readonly', Headers: 'readonly', URL: 'readonly', URLSearchParams: 'readonly', ResizeObserver: 'readonly', HTMLDivElement: 'readonly', HTMLButtonElement: 'readonly', addEventListener: 'readonly', removeEventListener: 'readonly', setTimeout: 'readonly' } },
+    files: ['dashboard/**/*.{ts,tsx}', 'portal/**/*.{ts,tsx}', 'web-shared/**/*.{ts,tsx}'],
+    languageOptions: { globals: { window: 'readonly', document: 'readonly', location: 'readonly', navigator: 'readonly', sessionStorage: 'readonly', history: 'readonly', fetch: 'readonly', Headers: 'readonly', URL: 'readonly', URLSearchParams: 'readonly', ResizeObserver: 'readonly', HTMLDivElement: 'readonly', HTMLButtonElement: 'readonly', addEventListener: 'readonly', removeEventListener: 'readonly', setTimeout: 'readonly' } },
   },
   // CommonJS tool configurations (.dependency-cruiser.cjs).
   { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } } },
