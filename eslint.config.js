@@ -18,7 +18,7 @@ export default tseslint.config(
   // The admin dashboard and the portal run in the browser (typechecked by dashboard/ and portal/tsconfig.json).
   {
     files: ['dashboard/**/*.{ts,tsx}', 'portal/**/*.{ts,tsx}', 'web-shared/**/*.{ts,tsx}'],
-    languageOptions: { globals: { window: 'readonly', document: 'readonly', location: 'readonly', navigator: 'readonly', sessionStorage: 'readonly', history: 'readonly', fetch: 'readonly', Headers: 'readonly', URL: 'readonly', URLSearchParams: 'readonly', ResizeObserver: 'readonly', HTMLDivElement: 'readonly', HTMLButtonElement: 'readonly', addEventListener: 'readonly', removeEventListener: 'readonly', setTimeout: 'readonly' } },
+    languageOptions: { globals: { window: 'readonly', document: 'readonly', location: 'readonly', navigator: 'readonly', sessionStorage: 'readonly', fetch: 'readonly', Headers: 'readonly', URL: 'readonly', URLSearchParams: 'readonly', ResizeObserver: 'readonly', HTMLDivElement: 'readonly', HTMLButtonElement: 'readonly', addEventListener: 'readonly', removeEventListener: 'readonly', setTimeout: 'readonly' } },
   },
   // CommonJS tool configurations (.dependency-cruiser.cjs).
   { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } } },

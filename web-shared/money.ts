@@ -2,9 +2,9 @@
  * Credits as money, for the web apps (the portal; the admin dashboard may use it too): 1 credit =
  * USD 0.01, amounts from the API in decimal credits. Signed amounts keep their sign in view.
  */
-const usd = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: 4 });
+const usd = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: 6 });
 
-/** `12.5` credits → `$0.125`; null → an em dash. */
+/** `12.5` credits → `$0.125` (to a millionth of a dollar, so small runs do not show as $0.00); null → an em dash. */
 export function creditsAsUsd(credits: number | null | undefined): string {
   return credits === null || credits === undefined ? '—' : usd.format(credits / 100);
 }

@@ -63,8 +63,9 @@ function LinkLanding({ token, onSession }: { token: string; onSession: (s: Sessi
   const action = useAction();
   const use = () => action.run(async () => {
     const session = await api<Session>('/sign-in/link', { method: 'POST', body: { token } });
-    history.replaceState(null, '', '/portal/#/');
     onSession(session);
+    // Replaces the spent link in the history (and fires hashchange, which replaceState would not).
+    location.replace('#/');
   });
   return (
     <main class="signin">
