@@ -9,13 +9,13 @@ import type { Job, Usage, UsageAmounts } from '../types.ts';
 
 const RANGES = [[7, 'Last 7 days'], [30, 'Last 30 days'], [90, 'Last 90 days']] as const;
 
-function Breakdown<T extends UsageAmounts>({ title, rows, label }: { title: string; rows: T[]; label: (row: T) => string }) {
+function Breakdown<T extends UsageAmounts>({ title, column, rows, label }: { title: string; column: string; rows: T[]; label: (row: T) => string }) {
   const top = Math.max(0, ...rows.map((r) => r.credits));
   return (
     <div class="scroll">
       <table class="ranked">
         <caption>{title}</caption>
-        <thead><tr><th scope="col">{title.replace('By ', '')}</th><th scope="col" class="num">Spend</th><th scope="col" class="num">Requests</th><th scope="col" class="num">Tokens in / out</th></tr></thead>
+        <thead><tr><th scope="col">{column}</th><th scope="col" class="num">Spend</th><th scope="col" class="num">Requests</th><th scope="col" class="num">Tokens in / out</th></tr></thead>
         <tbody>
           {rows.map((r) => (
             <tr key={label(r)}>
@@ -108,9 +108,9 @@ export function UsagePage({ accountId }: { accountId: string }) {
             <div><dt>Tokens out</dt><dd>{count(u.totals.completion_tokens)}</dd></div>
           </dl>
           <div class="tables">
-            <Breakdown title="By day" rows={u.by_day} label={(r) => r.day} />
-            <Breakdown title="By model" rows={u.by_model} label={(r) => r.model} />
-            <Breakdown title="By key" rows={u.by_key} label={(r) => r.key_name ?? (r.key_id === null ? 'no key' : r.key_id)} />
+            <Breakdown title="By day" column="Day (UTC)" rows={u.by_day} label={(r) => r.day} />
+            <Breakdown title="By model" column="Model" rows={u.by_model} label={(r) => r.model} />
+            <Breakdown title="By key" column="Key" rows={u.by_key} label={(r) => r.key_name ?? (r.key_id === null ? 'no key' : r.key_id)} />
           </div>
         </>
       )}
