@@ -94,6 +94,8 @@ export interface GatewayOverrides {
   logStream?: DestinationStream;
   /** How client file URLs (fine-tuning files) are fetched: tests serve them from loopback with their own CA. */
   fileFetch?: FileFetchOptions;
+  /** Where the built dashboard and portal are read from (tests build them into folders of their own). */
+  webAppDirs?: { dashboard?: string; portal?: string };
   /** The clock of voice-sample uploads (their 24-hour validity and hourly limit) and of portal links and sessions; tests move it. */
   now?: () => number;
 }
@@ -251,13 +253,15 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   });
   await registerPortal(app, {
     store, portal, keys, usage, sessions, links: signInLinks, oidc, mailsLinks: sendMail !== undefined, mail: sendMail,
-    publicBaseUrl: config.publicBaseUrl, trustProxy: config.trustProxy, now,
+    publicBaseUrl: config.publicBaseUrl, trustProxy: config.trustProxy, now, portalDir: overrides.webAppDirs?.portal,
   });
   const adminSso = oidc === undefined || config.adminOidcEmails.length === 0
     ? undefined
     : { oidc, sessions, emails: config.adminOidcEmails, publicBaseUrl: config.publicBaseUrl };
   if (config.adminToken !== undefined || adminSso !== undefined) {
-    await registerAdminRoutes(app, { access: { adminToken: config.adminToken, sso: adminSso }, portal: usage === undefined ? undefined : portal, store, keys, usage });
+    await registerAdminRoutes(app, { access: { adminToken: config.adminToken, sso: adminSso }, portal: usage === undefined ? undefined : portal, store, keys, usage,
+      dashboardDir: overrides.webAppDirs?.dashboard,
+    });
   }
 
   await app.ready();

@@ -6,7 +6,9 @@
  * sign-out ending the session; every page on a 390-px phone without sideways scrolling; the
  * dashboard's OIDC sign-in and its audit log. With PORTAL_SCREENSHOTS=1, writes docs/screenshots/portal-*.png.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { build } from 'vite';
@@ -30,6 +32,7 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI === undefined)('customer
   let acme = '';
   let other = '';
   let keySecret = '';
+  const built = mkdtempSync(join(tmpdir(), 'gw-portal-e2e-'));
 
   const shot = async (p: Page, name: string) => {
     if (SCREENSHOTS !== undefined) await p.screenshot({ path: `${SCREENSHOTS}portal-${name}.png`, fullPage: true });
@@ -40,7 +43,10 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI === undefined)('customer
   };
 
   beforeAll(async () => {
-    await build({ configFile: fileURLToPath(new URL('../portal/vite.config.ts', import.meta.url)), logLevel: 'warn' });
+    // Both apps built into a folder of this test's own: another test file may be building dist/ meanwhile.
+    for (const app of ['portal', 'dashboard'] as const) {
+      await build({ configFile: fileURLToPath(new URL(`../${app}/vite.config.ts`, import.meta.url)), logLevel: 'warn', build: { outDir: join(built, app), emptyOutDir: true } });
+    }
     smtp = await startSmtp();
     idp = await startOidcProvider();
     h = await startChatHarness({
@@ -50,7 +56,7 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI === undefined)('customer
       OIDC_CLIENT_ID: idp.clientId,
       OIDC_CLIENT_SECRET: idp.clientSecret,
       ADMIN_OIDC_EMAILS: 'ops@gateway.test',
-    });
+    }, [], { webAppDirs: { portal: join(built, 'portal'), dashboard: join(built, 'dashboard') } });
     idp.serve([`${h.gw.url}/portal/auth/oidc/callback`, `${h.gw.url}/admin/auth/oidc/callback`]);
     const a = await h.gw.admin('POST', '/admin/v1/accounts', { name: 'Acme Robotics', email: 'owner@acme.test', has_purchase: true });
     acme = a.json.id;
@@ -68,6 +74,7 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI === undefined)('customer
     await h?.close();
     await smtp?.close();
     await idp?.close();
+    rmSync(built, { recursive: true, force: true });
   });
 
   it('signs in with a link mailed to the owner', { timeout: 120_000 }, async () => {
@@ -229,12 +236,14 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI === undefined)('customer
   it('the admin dashboard signs in through OIDC for ADMIN_OIDC_EMAILS, and its changes reach the audit log', { timeout: 120_000 }, async () => {
     const context = await browser.newContext();
     const ops = await context.newPage();
-    await ops.goto(`${h.gw.url}/admin/auth/oidc/start`);
+    await ops.goto(`${h.gw.url}/admin`);
+    await ops.getByRole('link', { name: 'Sign in with single sign-on' }).click();
     await ops.locator('input[name=login]').fill('ops@gateway.test');
     await ops.locator('input[name=password]').fill('anything');
     await ops.locator('button[type=submit]').click();
     await ops.locator('button[type=submit]').click();
     await ops.waitForURL(`${h.gw.url}/admin/`);
+    await ops.getByRole('heading', { name: 'Overview' }).waitFor();
     const change = await ops.evaluate(async (id) => {
       const session = await (await fetch('/admin/v1/session')).json() as { csrf_token: string; actor: string };
       const forged = await fetch(`/admin/v1/accounts/${id}/credits`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"credits":5,"purchase":false}' });
@@ -246,6 +255,15 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI === undefined)('customer
     }, other);
     expect(change).toMatchObject({ actor: 'oidc:ops@gateway.test', forged: 403, made: 200 });
     expect(change.audit[0]).toMatchObject({ actor: 'oidc:ops@gateway.test', action: 'POST /admin/v1/accounts/:id/credits', status: 200 });
+    // The dashboard shows the session's changes in its audit log, the token's among them.
+    await ops.goto(`${h.gw.url}/admin/#/audit`);
+    const rows = ops.getByRole('table', { name: 'Audit log' }).locator('tbody tr');
+    await rows.first().waitFor();
+    expect(await rows.first().textContent()).toContain('oidc:ops@gateway.test');
+    expect(await ops.getByRole('table', { name: 'Audit log' }).textContent()).toContain('admin-token');
+    await shot(ops, 'admin-audit');
+    await ops.getByRole('button', { name: 'Sign out' }).click();
+    expect((await ops.evaluate(async () => (await fetch('/admin/v1/session')).status))).toBe(401);
     await context.close();
   });
 });

@@ -17,6 +17,12 @@ export class ApiError extends Error {
   }
 }
 
+/** The CSRF token of a single sign-on session (sso.tsx); changes send it. */
+let csrf: string | null = null;
+export function setCsrf(value: string | null): void {
+  csrf = value;
+}
+
 /** Called when the token is refused, so the app can ask for it again. */
 let onUnauthorized: () => void = () => {};
 export function whenUnauthorized(handler: () => void): void {
@@ -28,6 +34,7 @@ async function send(path: string, init: RequestInit & { admin?: boolean }): Prom
   const secret = token.get();
   if (init.admin !== false && secret !== null) headers.set('authorization', `Bearer ${secret}`);
   if (init.body !== undefined) headers.set('content-type', 'application/json');
+  if (csrf !== null && init.method !== 'GET') headers.set('x-csrf-token', csrf);
   let response: Response;
   try {
     response = await fetch(path, { ...init, headers });

@@ -8,12 +8,15 @@ import { AccountsPage } from './pages/accounts.tsx';
 import { CatalogPage } from './pages/catalog.tsx';
 import { LogPage } from './pages/log.tsx';
 import { OverviewPage } from './pages/overview.tsx';
+import { AuditPage } from './pages/audit.tsx';
+import { endSsoSession, resumeSsoSession, SsoSignIn } from './sso.tsx';
 
 const NAV = [
   ['overview', 'Overview'],
   ['accounts', 'Accounts'],
   ['log', 'Request log'],
   ['catalog', 'Catalog'],
+  ['audit', 'Audit log'],
 ] as const;
 
 function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
@@ -45,6 +48,7 @@ function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
         <button type="submit" disabled={busy}>{busy ? 'Signing in…' : 'Sign in'}</button>
         {error !== null && <p class="error" role="alert">{error}</p>}
       </form>
+      <SsoSignIn />
     </main>
   );
 }
@@ -53,9 +57,12 @@ export function App() {
   const [signedIn, setSignedIn] = useState(token.get() !== null);
   const route = useRoute();
   useEffect(() => whenUnauthorized(() => { token.clear(); setSignedIn(false); }), []);
+  useEffect(() => {
+    if (!signedIn) void resumeSsoSession().then((email) => { if (email !== null) setSignedIn(true); });
+  }, []);
   if (!signedIn) return <SignIn onSignedIn={() => setSignedIn(true)} />;
   const [page = 'overview', id] = route.path;
-  const signOut = () => { token.clear(); setSignedIn(false); };
+  const signOut = () => { token.clear(); void endSsoSession(); setSignedIn(false); };
   return (
     <>
       <a class="skip" href="#content" onClick={(e) => { e.preventDefault(); document.getElementById('content')?.focus(); }}>Skip to content</a>
@@ -74,6 +81,7 @@ export function App() {
         {page === 'accounts' && id !== undefined && <AccountPage id={id} />}
         {page === 'log' && <LogPage params={route.params} />}
         {page === 'catalog' && <CatalogPage />}
+        {page === 'audit' && <AuditPage />}
         {!NAV.some(([p]) => p === page) && <p role="alert">No page here. Choose one above.</p>}
       </main>
     </>

@@ -5,6 +5,7 @@
 import { startEmulator } from '../../emulators/index.ts';
 import type { Emulator } from '../../emulators/types.ts';
 import { chatEntry, imageEntry, writeCatalog, type Entry } from '../fixtures/catalog.ts';
+import type { GatewayOverrides } from '../../src/gateway.ts';
 import { startGateway, type TestGateway } from './gateway.ts';
 
 /** Prices of every fixture chat model: USD 1.25 / 10 per 1M tokens = 125 / 1,000 micro-credits per token. */
@@ -62,12 +63,12 @@ export interface ChatHarness {
   close(): Promise<void>;
 }
 
-export async function startChatHarness(env: Record<string, string> = {}, extraModels: Entry[] = []): Promise<ChatHarness> {
+export async function startChatHarness(env: Record<string, string> = {}, extraModels: Entry[] = [], overrides: GatewayOverrides = {}): Promise<ChatHarness> {
   const openai = await startEmulator('openai');
   const deepseek = await startEmulator('deepseek');
   const anthropic = await startEmulator('anthropic');
   const gemini = await startEmulator('gemini');
-  const gw = await startGateway({ ...chatGatewayEnv({ openai, deepseek, anthropic, gemini }, extraModels), ...env });
+  const gw = await startGateway({ ...chatGatewayEnv({ openai, deepseek, anthropic, gemini }, extraModels), ...env }, overrides);
   return {
     gw,
     openai,
