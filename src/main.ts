@@ -10,6 +10,7 @@ import { CatalogError } from './catalog/catalog.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createGateway, type Gateway } from './gateway.ts';
 import { startDemoProviders } from './demo-providers.ts';
+import { INVITATION_TTL_MS } from './auth/sign-in-links.ts';
 
 async function serve(config: Config): Promise<Gateway> {
   const gateway = await createGateway(config);
@@ -46,6 +47,8 @@ async function demo(): Promise<void> {
   const account = await call('POST', '/admin/v1/accounts', { name: 'Demo account', email: 'demo@example.com', has_purchase: true });
   await call('POST', `/admin/v1/accounts/${String(account.id)}/credits`, { credits: 1000, purchase: true });
   const key = await call('POST', `/admin/v1/accounts/${String(account.id)}/keys`, { name: 'demo key', scopes: ['all'] });
+  // The account's address is its portal owner; the link stands in for the e-mail the demo does not send.
+  const signIn = await gateway.signInLinks.issue('demo@example.com', `${base}/portal`, INVITATION_TTL_MS);
 
   const cleanup = async () => {
     await gateway.close();
@@ -62,6 +65,9 @@ Providers: ${providers.description}
 
   API key (1000 credits):  ${String(key.key)}
   Admin token:             ${adminToken}
+  Portal sign-in link:     ${signIn}
+                           (demo@example.com, the account's owner; single-use, 72 hours; the portal and
+                           dashboard pages need \`npm run build\` once)
 
 Try it:
   curl -s ${base}/api/v1/models?limit=3 -H "Authorization: Bearer ${String(key.key)}"

@@ -1,4 +1,4 @@
-/** `npm run demo`: serves on the emulators and prints a working key; chat answers, streamed and not. */
+/** `npm run demo`: serves on the emulators and prints a working key and a portal sign-in link; chat answers, streamed and not. */
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { http } from './helpers/gateway.ts';
@@ -21,6 +21,11 @@ describe('npm run demo', () => {
       expect(base).toBeDefined();
       expect(key).toBeDefined();
       expect(out).toContain('curl');
+      // The printed portal link signs the account's owner in, once.
+      const token = /Portal sign-in link:\s+http:\/\/\S+\/portal\/#\/link\/([A-Za-z0-9_-]+)/.exec(out)?.[1] as string;
+      const signedIn = await http(`${base}/portal/api/sign-in/link`, { body: { token } });
+      expect(signedIn.status).toBe(200);
+      expect(signedIn.json).toMatchObject({ email: 'demo@example.com', accounts: [{ name: 'Demo account', role: 'owner' }] });
       const models = await http(`${base}/api/v1/models?limit=3`, { key });
       expect(models.status).toBe(200);
       const answer = await http(`${base}/api/v1/chat/completions`, { key, body: { model: 'gpt-6-luna', messages: [{ role: 'user', content: 'Hello!' }] } });

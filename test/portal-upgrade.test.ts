@@ -1,0 +1,85 @@
+/**
+ * A database made by today's main (every migration before 120) upgrades in place to the portal's
+ * and payments' migrations, on SQLite and PostgreSQL: accounts keep their money, each account's
+ * e-mail address becomes its first owner, and the new tables work.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { openStore } from '../src/store/open-store.ts';
+import { migrationProvider } from '../src/store/sql/migrations.ts';
+import { openPortalStore } from '../src/store/sql/portal-store.ts';
+import type { Store } from '../src/store/types.ts';
+import { postgresSchema } from './helpers/stores.ts';
+
+const now = Date.now();
+
+async function asTodaysMain(db: Kysely<unknown>, dialect: 'sqlite' | 'postgres', schema?: string): Promise<void> {
+  const all = migrationProvider(dialect);
+  const provider = { getMigrations: async () => Object.fromEntries(Object.entries(await all.getMigrations()).filter(([name]) => name < '120')) };
+  const { error } = await new Migrator({ db, provider, ...(schema === undefined ? {} : { migrationTableSchema: schema }) }).migrateToLatest();
+  if (error !== undefined) throw error;
+  const account = (id: string, email: string | null, balance: number) => sql`INSERT INTO accounts
+    (id, name, email, created_at, has_purchase, billing_emails, monthly_spending_limit, balance, held, month_start, month_settled, trial_runs, trial_failures)
+    VALUES (${id}, ${`Account ${id}`}, ${email}, ${now - 86_400_000}, 1, 1, NULL, ${balance}, 0, 0, 0, '', 0)`.execute(db);
+  await account('acc-owner', ' Boss@Acme.test ', 7_000_000);
+  await account('acc-none', null, 1_000_000);
+}
+
+async function checkUpgraded(store: Store): Promise<void> {
+  const portal = openPortalStore(store);
+  expect(await store.getAccount('acc-owner')).toMatchObject({ balance: 7_000_000 });
+  expect(await portal.membershipsOf('boss@acme.test')).toEqual([{ accountId: 'acc-owner', accountName: 'Account acc-owner', role: 'owner' }]);
+  expect(await portal.listMembers('acc-none')).toEqual([]);
+  await portal.createLink('hash-1', 'boss@acme.test', now, now + 60_000);
+  expect(await portal.redeemLink('hash-1', now + 1)).toBe('boss@acme.test');
+  expect(await portal.redeemLink('hash-1', now + 2)).toBeUndefined();
+  await portal.createSession('s-1', { realm: 'portal', email: 'boss@acme.test', csrfToken: 'c', createdAt: now, expiresAt: now + 60_000 });
+  expect((await portal.session('s-1', now))?.email).toBe('boss@acme.test');
+  await portal.audit({ at: now, actor: 'admin-token', action: 'POST /admin/v1/accounts', accountId: null, target: null, status: 201, detail: null });
+  expect(await portal.listAudit({ limit: 5 })).toHaveLength(1);
+  expect(await portal.moneyLedger('acc-owner', { limit: 10 })).toEqual([]);
+}
+
+describe("upgrading a database of today's main to the portal's migrations", () => {
+  it('SQLite', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-upgrade-portal-'));
+    const file = join(dir, 'gateway.db');
+    try {
+      const old = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new BetterSqlite3(file) }) });
+      await asTodaysMain(old, 'sqlite');
+      await old.destroy();
+      const store = await openStore(`sqlite:${file}`);
+      try {
+        await checkUpgraded(store);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('PostgreSQL', async () => {
+    const schema = await postgresSchema();
+    try {
+      const name = /\?schema=(\w+)/.exec(schema.url)?.[1] as string;
+      const pool = new pg.Pool({ connectionString: schema.url.replace(/\?schema=\w+/, ''), options: `-c search_path=${name}` });
+      const old = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
+      await asTodaysMain(old, 'postgres', name);
+      await old.destroy();
+      const store = await openStore(schema.url);
+      try {
+        await checkUpgraded(store);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await schema.drop();
+    }
+  });
+});
