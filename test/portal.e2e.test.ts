@@ -223,13 +223,23 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI === undefined)('customer
     const context = await browser.newContext();
     const sso = await context.newPage();
     await sso.goto(`${h.gw.url}/portal/`);
-    await sso.getByRole('link', { name: 'Sign in with single sign-on' }).click();
+    await sso.getByRole('button', { name: 'Sign in with single sign-on' }).click();
     await sso.locator('input[name=login]').fill('boss@globex.test');
     await sso.locator('input[name=password]').fill('anything');
     await sso.locator('button[type=submit]').click();
     await sso.locator('button[type=submit]').click(); // consent
     await sso.getByRole('heading', { name: 'Globex Secret Labs' }).waitFor();
     expect(sso.url()).toBe(`${h.gw.url}/portal/`);
+    // A person the provider vouches for who is no member of any account gets no session.
+    await context.clearCookies();
+    await sso.goto(`${h.gw.url}/portal/`);
+    await sso.getByRole('button', { name: 'Sign in with single sign-on' }).click();
+    await sso.locator('input[name=login]').fill('stranger@nowhere.test');
+    await sso.locator('input[name=password]').fill('anything');
+    await sso.locator('button[type=submit]').click();
+    await sso.locator('button[type=submit]').click();
+    await sso.getByText('stranger@nowhere.test is not a member of any account').waitFor();
+    expect((await context.cookies()).some((c) => c.name === 'mg_portal')).toBe(false);
     await context.close();
   });
 
@@ -237,7 +247,7 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI === undefined)('customer
     const context = await browser.newContext();
     const ops = await context.newPage();
     await ops.goto(`${h.gw.url}/admin`);
-    await ops.getByRole('link', { name: 'Sign in with single sign-on' }).click();
+    await ops.getByRole('button', { name: 'Sign in with single sign-on' }).click();
     await ops.locator('input[name=login]').fill('ops@gateway.test');
     await ops.locator('input[name=password]').fill('anything');
     await ops.locator('button[type=submit]').click();

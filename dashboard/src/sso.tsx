@@ -33,6 +33,13 @@ export async function endSsoSession(): Promise<void> {
 /** "Sign in with single sign-on", shown when the gateway has an OIDC provider for operators; the provider's refusal in words. */
 export function SsoSignIn() {
   const [offered, setOffered] = useState(false);
+  const [failed, setFailed] = useState<string | null>(null);
+  const start = async () => {
+    const response = await fetch('/admin/auth/oidc').catch(() => undefined);
+    const body = (await response?.json().catch(() => undefined)) as { url?: string; error?: { message: string } } | undefined;
+    if (body?.url !== undefined) location.assign(body.url);
+    else setFailed(body?.error?.message ?? 'The identity provider could not be reached.');
+  };
   const error = new URLSearchParams(location.hash.split('?')[1] ?? '').get('error');
   useEffect(() => {
     fetch('/admin/auth/options').then(async (r) => setOffered(r.ok && ((await r.json()) as { oidc: boolean }).oidc), () => setOffered(false));
@@ -40,7 +47,8 @@ export function SsoSignIn() {
   return (
     <>
       {error !== null && <p class="error" role="alert">{error}</p>}
-      {offered && <p><a href="/admin/auth/oidc/start">Sign in with single sign-on</a></p>}
+      {offered && <p><button type="button" onClick={() => void start()}>Sign in with single sign-on</button></p>}
+      {failed !== null && <p class="error" role="alert">{failed}</p>}
     </>
   );
 }

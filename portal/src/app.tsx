@@ -54,7 +54,9 @@ function SignIn() {
           {action.error !== null && <p class="error" role="alert">{action.error}</p>}
         </form>
       )}
-      {options.data?.oidc === true && <p><a class="button" href="/portal/auth/oidc/start">Sign in with single sign-on</a></p>}
+      {options.data?.oidc === true && (
+        <p><button type="button" class="primary" disabled={action.busy} onClick={() => void action.run(async () => { location.assign((await api<{ url: string }>('/sign-in/oidc')).url); })}>Sign in with single sign-on</button></p>
+      )}
     </main>
   );
 }

@@ -7,6 +7,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { OidcSignInError, type OidcSignIn } from '../auth/oidc-sign-in.ts';
 import { crossSite, csrfMatches, type LiveSession, type Sessions } from '../auth/sessions.ts';
+import { landingPage } from '../auth/landing-page.ts';
 import { GatewayError } from '../shared/errors.ts';
 
 export interface AdminAccessDeps {
@@ -63,45 +64,49 @@ export function registerSessionRoute(admin: FastifyInstance): void {
   }));
 }
 
-/** The dashboard's sign-in options, and its OIDC sign-in and sign-out (outside the token check). */
+/** The dashboard's sign-in options, and its OIDC sign-in and sign-out (outside the token check; without SSO, 404 and a page that says so). */
 export function registerAdminSignIn(app: FastifyInstance, deps: AdminAccessDeps): void {
   app.get('/admin/auth/options', async () => ({ token: deps.adminToken !== undefined, oidc: deps.sso !== undefined }));
   const { sso } = deps;
-  if (sso === undefined) return;
-  const origin = (request: FastifyRequest) => sso.publicBaseUrl ?? `${request.protocol}://${request.host}`;
-  const back = (error: string) => `/admin/#/sign-in?error=${encodeURIComponent(error)}`;
+  const origin = (request: FastifyRequest) => sso?.publicBaseUrl ?? `${request.protocol}://${request.host}`;
 
-  app.get('/admin/auth/oidc/start', async (request, reply) => {
+  app.get('/admin/auth/oidc', async (request, reply) => {
+    if (sso === undefined) throw new GatewayError('not_found', 'Single sign-on is not configured for the dashboard (ADMIN_OIDC_EMAILS).');
     try {
       const { url, setCookie } = await sso.oidc.start(`${origin(request)}${CALLBACK}`);
-      return reply.header('set-cookie', setCookie).redirect(url, 303);
+      reply.header('set-cookie', setCookie);
+      return { url };
     } catch (error) {
-      if (error instanceof OidcSignInError) return reply.redirect(back(error.message), 303);
+      if (error instanceof OidcSignInError) throw new GatewayError('upstream_error', error.message);
       throw error;
     }
   });
 
   app.get(CALLBACK, async (request, reply) => {
+    const refuse = (message: string) => reply.code(400).type('text/html; charset=utf-8')
+      .send(landingPage({ title: 'Sign-in failed', message, next: '/admin/', moveOn: false }));
+    if (sso === undefined) return refuse('Single sign-on is not configured for the dashboard (ADMIN_OIDC_EMAILS).');
     const callback = `${origin(request)}${CALLBACK}`;
     reply.header('set-cookie', sso.oidc.clearFlow(callback));
     let email: string;
     try {
       email = await sso.oidc.finish(new URL(request.url, callback), request.headers.cookie);
     } catch (error) {
-      if (error instanceof OidcSignInError) return reply.redirect(back(error.message), 303);
+      if (error instanceof OidcSignInError) return refuse(error.message);
       throw error;
     }
-    if (!sso.emails.includes(email)) return reply.redirect(back(`${email} may not sign in to the admin dashboard (ADMIN_OIDC_EMAILS).`), 303);
+    if (!sso.emails.includes(email)) return refuse(`${email} may not sign in to the admin dashboard (ADMIN_OIDC_EMAILS).`);
     const { setCookie } = await sso.sessions.start('admin', email, request.headers.cookie);
-    return reply.header('set-cookie', setCookie).redirect('/admin/', 303);
+    return reply.header('set-cookie', setCookie).type('text/html; charset=utf-8')
+      .send(landingPage({ title: 'Signed in', message: `Signed in as ${email}.`, next: '/admin/', moveOn: true }));
   });
 
   app.post('/admin/auth/sign-out', async (request, reply) => {
-    const session = await sso.sessions.read('admin', request.headers.cookie);
+    const session = await sso?.sessions.read('admin', request.headers.cookie);
     if (crossSite(request.headers) || (session !== undefined && !csrfMatches(session, request.headers['x-csrf-token']))) {
       throw new GatewayError('csrf_failed', 'Sign-out refused: the CSRF token is missing or wrong.');
     }
-    reply.header('set-cookie', await sso.sessions.end('admin', request.headers.cookie));
+    if (sso !== undefined) reply.header('set-cookie', await sso.sessions.end('admin', request.headers.cookie));
     return reply.code(204).send();
   });
 }

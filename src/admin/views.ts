@@ -51,7 +51,8 @@ export function ledgerView(entry: LedgerEntry) {
     job_id: entry.jobId,
     key_id: entry.keyId,
     kind: entry.kind,
-    credits: microToCredits(entry.amount),
+    // DECISIONS.md: a Stripe refund is a payment_refund row with negative credits.
+    credits: microToCredits(entry.kind === 'payment_refund' ? -entry.amount : entry.amount),
     created_at: iso(entry.createdAt),
   };
 }

@@ -76,6 +76,7 @@ function operationObject(op: Operation): Json {
     optionalApiKey: [{}, { apiKey: [] }],
     admin: [{ adminToken: [] }],
     metrics: [{ metricsToken: [] }, { adminToken: [] }],
+    portal: [{ portalSession: [] }],
   }[op.security];
   return {
     operationId: op.operationId,
@@ -130,6 +131,7 @@ export function buildOpenApiDocument(version: string): Json {
         apiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'svc_live_ followed by 64 hex characters', description: 'An API key.' },
         adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN of the gateway (operators).' },
         metricsToken: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN of the gateway (ADMIN_TOKEN works too).' },
+        portalSession: { type: 'apiKey', in: 'cookie', name: 'mg_portal', description: 'The portal session cookie (sign-in by e-mail link or OpenID Connect); changes also send X-CSRF-Token.' },
       },
     },
   };

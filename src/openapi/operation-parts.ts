@@ -8,7 +8,7 @@ import type { Scope } from '../shared/scopes.ts';
 export type Json = Record<string, unknown>;
 
 export interface Operation {
-  method: 'get' | 'post' | 'patch';
+  method: 'get' | 'post' | 'patch' | 'delete';
   /** The Fastify route pattern (`:param`, `*`). */
   route: string;
   /** The OpenAPI path (`{param}`). */
@@ -17,7 +17,7 @@ export interface Operation {
   summary: string;
   description: string;
   tag: string;
-  security: 'none' | 'apiKey' | 'optionalApiKey' | 'admin' | 'metrics';
+  security: 'none' | 'apiKey' | 'optionalApiKey' | 'admin' | 'metrics' | 'portal';
   scope?: Scope;
   parameters?: Json[];
   body?: Json;
@@ -39,6 +39,7 @@ export const TAGS = [
   { name: 'MCP', description: 'The tool-protocol endpoint: Model Context Protocol over Streamable HTTP, read-only tools for the catalog, prices and these docs.' },
   { name: 'Documentation', description: 'This document and its rendering.' },
   { name: 'Operations', description: 'Prometheus metrics for operators.' },
+  { name: 'Portal', description: 'The customer portal\'s API, for the members of an account: a session cookie from an e-mail link or OpenID Connect, and the CSRF token on every change.' },
   { name: 'Admin', description: 'Accounts, credits and keys, for operators (only when ADMIN_TOKEN is set; otherwise every /admin route answers 404).' },
 ];
 

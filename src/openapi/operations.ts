@@ -11,6 +11,7 @@ import type { ErrorCode } from '../shared/errors.ts';
 import { body, GATE, json, pathParam, RATE_HEADERS, ref, type Json, type Operation } from './operation-parts.ts';
 import { FINE_TUNING } from './fine-tuning-operations.ts';
 import { RUNS } from './run-operations.ts';
+import { PORTAL } from './portal-operations.ts';
 
 export { TAGS, type Operation } from './operation-parts.ts';
 
@@ -311,4 +312,4 @@ const UNBUILT: Operation[] = UNBUILT_ROUTES.filter((r) => r.scope !== 'chat').ma
   } satisfies Operation;
 });
 
-export const OPERATIONS: readonly Operation[] = [...BUILT, ...RUNS, ...FINE_TUNING, ...AUDIO, ...UNBUILT];
+export const OPERATIONS: readonly Operation[] = [...BUILT, ...RUNS, ...FINE_TUNING, ...AUDIO, ...PORTAL, ...UNBUILT];

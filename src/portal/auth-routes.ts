@@ -3,7 +3,8 @@
  * page the link opens), an OpenID Connect provider when configured, the session's own answer (who,
  * which accounts, the CSRF token), and sign-out.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { landingPage } from '../auth/landing-page.ts';
 import { z } from 'zod';
 import { OidcSignInError } from '../auth/oidc-sign-in.ts';
 import { crossSite, type LiveSession } from '../auth/sessions.ts';
@@ -64,35 +65,39 @@ export function registerAuthRoutes(app: FastifyInstance, deps: PortalDeps): void
     return reply.code(204).send();
   });
 
+  // Always registered (so the API document is one whatever the configuration): without a provider, 404 and a page that says so.
   const { oidc } = deps;
-  if (oidc === undefined) return;
-  const back = (reply: FastifyReply, error: string) => reply.redirect(`/portal/#/sign-in?error=${encodeURIComponent(error)}`, 303);
-
-  app.get('/portal/auth/oidc/start', async (request, reply) => {
+  app.get('/portal/api/sign-in/oidc', async (request, reply) => {
+    if (oidc === undefined) throw new GatewayError('not_found', 'Single sign-on is not configured on this gateway.');
     try {
       const { url, setCookie } = await oidc.start(`${originOf(request, deps.publicBaseUrl)}${CALLBACK}`);
-      return reply.header('set-cookie', setCookie).redirect(url, 303);
+      reply.header('set-cookie', setCookie);
+      return { url };
     } catch (error) {
-      if (error instanceof OidcSignInError) return back(reply, error.message);
+      if (error instanceof OidcSignInError) throw new GatewayError('upstream_error', error.message);
       throw error;
     }
   });
 
   app.get(CALLBACK, async (request, reply) => {
+    const refuse = (message: string) => reply.code(400).type('text/html; charset=utf-8')
+      .send(landingPage({ title: 'Sign-in failed', message, next: '/portal/#/sign-in', moveOn: false }));
+    if (oidc === undefined) return refuse('Single sign-on is not configured on this gateway.');
     const callback = `${originOf(request, deps.publicBaseUrl)}${CALLBACK}`;
     reply.header('set-cookie', oidc.clearFlow(callback));
     let email: string;
     try {
       email = await oidc.finish(new URL(request.url, callback), request.headers.cookie);
     } catch (error) {
-      if (error instanceof OidcSignInError) return back(reply, error.message);
+      if (error instanceof OidcSignInError) return refuse(error.message);
       throw error;
     }
     if ((await deps.portal.membershipsOf(email)).length === 0) {
-      return back(reply, `${email} is not a member of any account. Ask an owner of your account to invite you.`);
+      return refuse(`${email} is not a member of any account. Ask an owner of your account to invite you.`);
     }
     const { setCookie } = await deps.sessions.start('portal', email, request.headers.cookie);
     // Fastify adds a second Set-Cookie beside the flow's clearing one.
-    return reply.header('set-cookie', setCookie).redirect('/portal/', 303);
+    return reply.header('set-cookie', setCookie).type('text/html; charset=utf-8')
+      .send(landingPage({ title: 'Signed in', message: `Signed in as ${email}.`, next: '/portal/', moveOn: true }));
   });
 }

@@ -123,7 +123,7 @@ export function hold(store: Store, accountId: string, amount: number, options: H
 export async function ledgerMoney(store: Store, accountId: string): Promise<{ balance: number; held: number }> {
   const rows = await store.accounts.listLedger(accountId, 100_000);
   const credited = rows.filter((r) => r.kind === 'topup' || r.kind === 'grant').reduce((s, r) => s + r.amount, 0);
-  const settled = rows.filter((r) => r.kind === 'settle').reduce((s, r) => s + r.amount, 0);
+  const settled = rows.filter((r) => r.kind === 'settle' || r.kind === 'payment_refund').reduce((s, r) => s + r.amount, 0);
   const closed = new Set(rows.filter((r) => r.kind === 'settle' || r.kind === 'refund').map((r) => r.jobId));
   const open = rows.filter((r) => r.kind === 'hold' && !closed.has(r.jobId)).reduce((s, r) => s + r.amount, 0);
   return { balance: credited - settled, held: open };

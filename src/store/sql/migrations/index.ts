@@ -19,6 +19,7 @@ import { usagePendingMigration } from './095-usage-pending.ts';
 import { usageCacheTokensMigration } from './096-usage-cache-tokens.ts';
 import { jobAttemptsMigration } from './115-job-attempts.ts';
 import { portalMigration } from './120-portal.ts';
+import { paymentsMigration } from './121-payments.ts';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
@@ -37,6 +38,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '096_usage_cache_tokens': usageCacheTokensMigration,
         '115_job_attempts': jobAttemptsMigration,
         '120_portal': portalMigration(dialect),
+        '121_payments': paymentsMigration,
       };
     },
   };
