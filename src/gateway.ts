@@ -15,6 +15,9 @@ import { OidcSignIn } from './auth/oidc-sign-in.ts';
 import { Sessions } from './auth/sessions.ts';
 import { SignInLinks } from './auth/sign-in-links.ts';
 import { registerPortal } from './portal/routes.ts';
+import { paymentRoutes, registerStripeWebhook } from './payments/routes.ts';
+import { StripePayments } from './payments/stripe-payments.ts';
+import { openPayments } from './store/sql/payments-store.ts';
 import { openPortalStore } from './store/sql/portal-store.ts';
 import { chatProviderIds, describedProviderIds, PROVIDERS, telemetryNames } from './providers/descriptors.ts';
 
@@ -251,10 +254,17 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   const signInLinks = new SignInLinks({
     store: portal, limiter: rateLimiter, mail: sendMail, now, onMailError: (err) => logger.warn({ err }, 'a sign-in link e-mail could not be sent'),
   });
+  // Credit purchases through Stripe Checkout, and its webhook (404 without STRIPE_SECRET_KEY).
+  const paymentStore = openPayments(store);
+  const payments = {
+    stripe: config.stripe === undefined ? undefined : new StripePayments(config.stripe, paymentStore, now),
+    store: paymentStore, topupAmountsUsd: config.topupAmountsUsd, publicBaseUrl: config.publicBaseUrl,
+  };
+  await registerStripeWebhook(app, payments);
   await registerPortal(app, {
     store, portal, keys, usage, sessions, links: signInLinks, oidc, mailsLinks: sendMail !== undefined, mail: sendMail,
     publicBaseUrl: config.publicBaseUrl, trustProxy: config.trustProxy, now, portalDir: overrides.webAppDirs?.portal,
-  });
+  }, [paymentRoutes(payments)]);
   const adminSso = oidc === undefined || config.adminOidcEmails.length === 0
     ? undefined
     : { oidc, sessions, emails: config.adminOidcEmails, publicBaseUrl: config.publicBaseUrl };
