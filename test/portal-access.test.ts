@@ -7,6 +7,7 @@
  */
 import type { RouteOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStripeEmulator, type StripeEmulator } from '../emulators/stripe.ts';
 import { http, startGateway, type TestGateway } from './helpers/gateway.ts';
 import { portalSession, type PortalSession } from './helpers/portal.ts';
 
@@ -41,6 +42,8 @@ const ROUTES: Row[] = [
   { method: 'GET', path: '/usage', ok: 200 },
   { method: 'GET', path: '/jobs', ok: 200 },
   { method: 'GET', path: '/jobs.csv', ok: 200 },
+  { method: 'GET', path: '/payments', ok: 200 },
+  { method: 'POST', path: '/checkout', body: () => ({ amount_usd: 10 }), ok: 201 },
 ];
 
 const PREFIX = '/portal/api/accounts/:accountId';
@@ -53,9 +56,11 @@ describe('portal: every account route refuses another account', () => {
   let stranger: PortalSession;
   let strangerAccount = '';
   let n = 0;
+  let stripe: StripeEmulator;
 
   beforeAll(async () => {
-    gw = await startGateway({}, {
+    stripe = await startStripeEmulator();
+    gw = await startGateway({ STRIPE_SECRET_KEY: stripe.secretKey, STRIPE_WEBHOOK_SECRET: stripe.webhookSecret, STRIPE_API_BASE: stripe.baseUrl }, {
       routes: (app) => app.addHook('onRoute', (route: RouteOptions) => {
         if (!route.url.startsWith(PREFIX)) return;
         for (const method of [route.method].flat()) if (method !== 'HEAD') registered.push(`${method} ${route.url.slice(PREFIX.length)}`);
@@ -70,7 +75,10 @@ describe('portal: every account route refuses another account', () => {
     owner = await portalSession(gw, 'boss@secret.test');
     stranger = await portalSession(gw, 'mallory@evil.test');
   });
-  afterAll(async () => gw?.close());
+  afterAll(async () => {
+    await gw?.close();
+    await stripe?.close();
+  });
 
   /** A fresh key and member of the secret account, so destructive rows have something to act on. */
   async function fixture(): Promise<Fixture> {

@@ -13,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { openStore } from '../src/store/open-store.ts';
 import { migrationProvider } from '../src/store/sql/migrations.ts';
 import { openPortalStore } from '../src/store/sql/portal-store.ts';
+import { openPayments } from '../src/store/sql/payments-store.ts';
 import type { Store } from '../src/store/types.ts';
 import { postgresSchema } from './helpers/stores.ts';
 
@@ -23,11 +24,11 @@ async function asTodaysMain(db: Kysely<unknown>, dialect: 'sqlite' | 'postgres',
   const provider = { getMigrations: async () => Object.fromEntries(Object.entries(await all.getMigrations()).filter(([name]) => name < '120')) };
   const { error } = await new Migrator({ db, provider, ...(schema === undefined ? {} : { migrationTableSchema: schema }) }).migrateToLatest();
   if (error !== undefined) throw error;
-  const account = (id: string, email: string | null, balance: number) => sql`INSERT INTO accounts
+  const account = (id: string, email: string | null, balance: number, purchase: 0 | 1) => sql`INSERT INTO accounts
     (id, name, email, created_at, has_purchase, billing_emails, monthly_spending_limit, balance, held, month_start, month_settled, trial_runs, trial_failures)
-    VALUES (${id}, ${`Account ${id}`}, ${email}, ${now - 86_400_000}, 1, 1, NULL, ${balance}, 0, 0, 0, '', 0)`.execute(db);
-  await account('acc-owner', ' Boss@Acme.test ', 7_000_000);
-  await account('acc-none', null, 1_000_000);
+    VALUES (${id}, ${`Account ${id}`}, ${email}, ${now - 86_400_000}, ${purchase}, 1, NULL, ${balance}, 0, 0, 0, '', 0)`.execute(db);
+  await account('acc-owner', ' Boss@Acme.test ', 7_000_000, 1);
+  await account('acc-none', null, 1_000_000, 0);
 }
 
 async function checkUpgraded(store: Store): Promise<void> {
@@ -43,6 +44,14 @@ async function checkUpgraded(store: Store): Promise<void> {
   await portal.audit({ at: now, actor: 'admin-token', action: 'POST /admin/v1/accounts', accountId: null, target: null, status: 201, detail: null });
   expect(await portal.listAudit({ limit: 5 })).toHaveLength(1);
   expect(await portal.moneyLedger('acc-owner', { limit: 10 })).toEqual([]);
+  // Migration 121: a paid session credits once, as a purchase.
+  const payments = openPayments(store);
+  expect(await store.getAccount('acc-none')).toMatchObject({ hasPurchase: false });
+  const paid = { sessionId: 'cs_1', accountId: 'acc-none', paymentIntent: 'pi_1', amountCents: 1000, currency: 'usd', receiptUrl: null, at: now };
+  expect(await payments.creditPaidSession(paid)).toBe('credited');
+  expect(await payments.creditPaidSession(paid)).toBe('already_credited');
+  expect(await store.getAccount('acc-none')).toMatchObject({ balance: 1_000_000 + 1_000_000_000, hasPurchase: true });
+  expect((await portal.moneyLedger('acc-none', { limit: 10 }))[0]).toMatchObject({ kind: 'topup', amount: 1_000_000_000, balanceAfter: 1_001_000_000 });
 }
 
 describe("upgrading a database of today's main to the portal's migrations", () => {

@@ -35,6 +35,59 @@ function Settings({ account, onSaved }: { account: Account; onSaved: () => void 
   );
 }
 
+interface Payments {
+  enabled: boolean;
+  amounts_usd: number[];
+  data: { id: string; amount_usd: number; credits: number; refunded_usd: number; receipt_url: string | null; created_at: string }[];
+}
+
+/** Buying credits through Stripe Checkout (owners), and every payment with its receipt. */
+function Purchases({ accountId, role }: { accountId: string; role: Role }) {
+  const payments = useLoad(() => api<Payments>(`/accounts/${accountId}/payments`), [accountId]);
+  const action = useAction();
+  const returned = new URLSearchParams(location.hash.split('?')[1] ?? '').get('checkout');
+  const buy = (usd: number) => action.run(async () => {
+    location.assign((await api<{ url: string }>(`/accounts/${accountId}/checkout`, { method: 'POST', body: { amount_usd: usd } })).url);
+  });
+  const p = payments.data;
+  return (
+    <>
+      {p?.enabled === true && role === 'owner' && (
+        <div class="card" aria-label="Buy credits">
+          <h2>Buy credits</h2>
+          <p class="muted">Paid by card through Stripe. 1 credit = $0.01; a purchase also lifts the trial limits.</p>
+          <p class="actions">
+            {p.amounts_usd.map((usd) => <button key={usd} type="button" class="primary" disabled={action.busy} onClick={() => void buy(usd)}>Buy ${usd}</button>)}
+          </p>
+          {returned === 'canceled' && <p role="status">The payment was canceled; nothing was charged.</p>}
+          {returned !== null && returned !== 'canceled' && <p role="status">Thank you: the credits appear here as soon as Stripe confirms the payment.</p>}
+          {action.error !== null && <p class="error" role="alert">{action.error}</p>}
+        </div>
+      )}
+      <Status loading={payments.loading && p === undefined} error={payments.error} />
+      {p !== undefined && p.data.length > 0 && (
+        <div class="scroll">
+          <table class="receipts">
+            <caption>Payments</caption>
+            <thead><tr><th scope="col">Time</th><th scope="col" class="num">Paid</th><th scope="col" class="num">Credits</th><th scope="col" class="num">Refunded</th><th scope="col">Receipt</th></tr></thead>
+            <tbody>
+              {p.data.map((r) => (
+                <tr key={r.id}>
+                  <td>{when(r.created_at)}</td>
+                  <td class="num">{creditsAsUsd(r.amount_usd * 100)}</td>
+                  <td class="num">{creditCount(r.credits)}</td>
+                  <td class="num">{r.refunded_usd === 0 ? '—' : creditsAsUsd(r.refunded_usd * 100)}</td>
+                  <td>{r.receipt_url === null ? '—' : <a href={r.receipt_url} target="_blank" rel="noopener noreferrer">Receipt</a>}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </>
+  );
+}
+
 export function BillingPage({ accountId, role }: { accountId: string; role: Role }) {
   const account = useLoad(() => api<Account>(`/accounts/${accountId}`), [accountId]);
   const [before, setBefore] = useState<number | undefined>(undefined);
@@ -52,6 +105,7 @@ export function BillingPage({ accountId, role }: { accountId: string; role: Role
             <div><dt>Spent this month</dt><dd>{creditsAsUsd(a.month_spent_credits)}</dd><small>{a.monthly_spending_limit_credits === null ? 'no monthly limit' : `limit ${creditsAsUsd(a.monthly_spending_limit_credits)}`}</small></div>
             <div><dt>Trial</dt><dd>{a.has_purchase ? 'No' : 'Yes'}</dd><small>{a.has_purchase ? 'a purchase lifted the trial rules' : 'trial rules apply until a purchase'}</small></div>
           </dl>
+          <Purchases accountId={accountId} role={role} />
           {role === 'owner' && <Settings account={a} onSaved={account.reload} />}
         </>
       )}
