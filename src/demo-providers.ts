@@ -6,12 +6,15 @@
  */
 import { emulatorEnv, startEmulator } from '../emulators/index.ts';
 import type { Emulator } from '../emulators/types.ts';
+import { startStripeEmulator } from '../emulators/stripe.ts';
 import { envNames, type ProviderDescriptor } from './providers/descriptor.ts';
 import { PROVIDERS } from './providers/descriptors.ts';
 
 export interface DemoProviders {
   env: Record<string, string>;
   description: string;
+  /** Tells the Stripe emulator where the gateway's webhook is, once it listens. */
+  gatewayListening(base: string): void;
   close(): Promise<void>;
 }
 
@@ -30,11 +33,16 @@ export async function startDemoProviders(descriptors: readonly ProviderDescripto
   const media = await startEmulator('predictions');
   started.push(media);
   Object.assign(env, emulatorEnv(media));
+  // Credit purchases through the Stripe emulator: its payment page completes a Checkout and signs the webhook.
+  const stripe = await startStripeEmulator();
+  Object.assign(env, { STRIPE_SECRET_KEY: stripe.secretKey, STRIPE_WEBHOOK_SECRET: stripe.webhookSecret, STRIPE_API_BASE: stripe.baseUrl });
   return {
     env,
-    description: [...chat, `media hosts (provider_4, 5, 6, 9, 10, custom) → predictions emulator at ${media.baseUrl}`].join('; '),
+    description: [...chat, `media hosts (provider_4, 5, 6, 9, 10, custom) → predictions emulator at ${media.baseUrl}`, `Stripe → Stripe emulator at ${stripe.baseUrl}`].join('; '),
+    gatewayListening: (base) => stripe.setWebhookUrl(`${base}/webhooks/stripe`),
     close: async () => {
       await Promise.all(started.map((e) => e.close()));
+      await stripe.close();
     },
   };
 }

@@ -40,6 +40,7 @@ async function demo(): Promise<void> {
   const gateway = await createGateway(config);
   const address = await gateway.app.listen({ port: config.port, host: config.host });
   const base = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1');
+  providers.gatewayListening(base);
   const call = async (method: string, url: string, payload?: unknown) => {
     const r = await gateway.app.inject({ method: method as 'POST', url, headers: { authorization: `Bearer ${adminToken}` }, payload: payload as object });
     return r.json() as Record<string, unknown>;

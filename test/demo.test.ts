@@ -26,6 +26,13 @@ describe('npm run demo', () => {
       const signedIn = await http(`${base}/portal/api/sign-in/link`, { body: { token } });
       expect(signedIn.status).toBe(200);
       expect(signedIn.json).toMatchObject({ email: 'demo@example.com', accounts: [{ name: 'Demo account', role: 'owner' }] });
+      // Buying credits goes to the demo's Stripe emulator.
+      const cookie = String(signedIn.headers['set-cookie']).split(';')[0] as string;
+      const checkout = await http(`${base}/portal/api/accounts/${signedIn.json.accounts[0].id}/checkout`, {
+        body: { amount_usd: 10 }, headers: { cookie, 'x-csrf-token': signedIn.json.csrf_token },
+      });
+      expect(checkout.status).toBe(201);
+      expect(checkout.json.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/pay\/cs_test_/);
       const models = await http(`${base}/api/v1/models?limit=3`, { key });
       expect(models.status).toBe(200);
       const answer = await http(`${base}/api/v1/chat/completions`, { key, body: { model: 'gpt-6-luna', messages: [{ role: 'user', content: 'Hello!' }] } });
