@@ -1,5 +1,4 @@
 /** Small shared pieces: loading and error states, a uPlot chart, a usage bar, a two-step confirm. */
-import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 
@@ -89,12 +88,4 @@ export function ConfirmButton({ label, question, onConfirm, danger }: { label: s
   );
 }
 
-export function Field({ label, hint, children }: { label: string; hint?: string; children: ComponentChildren }) {
-  return (
-    <label class="field">
-      <span>{label}</span>
-      {children}
-      {hint !== undefined && <small>{hint}</small>}
-    </label>
-  );
-}
+export { Field } from '../../web-shared/ui.tsx';

@@ -5,9 +5,9 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { OidcSignInError, type OidcSignIn } from '../auth/oidc-sign-in.ts';
+import type { OidcSignIn } from '../auth/oidc-sign-in.ts';
 import { crossSite, csrfMatches, type LiveSession, type Sessions } from '../auth/sessions.ts';
-import { landingPage } from '../auth/landing-page.ts';
+import { registerOidcRoutes } from '../auth/oidc-routes.ts';
 import { GatewayError } from '../shared/errors.ts';
 
 export interface AdminAccessDeps {
@@ -24,7 +24,6 @@ declare module 'fastify' {
 }
 
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
-const CALLBACK = '/admin/auth/oidc/callback';
 
 /** The admin API's onRequest check: sets request.adminActor or refuses with 401 (403 for a change without its CSRF token). */
 export function adminAuth(deps: AdminAccessDeps) {
@@ -68,37 +67,10 @@ export function registerSessionRoute(admin: FastifyInstance): void {
 export function registerAdminSignIn(app: FastifyInstance, deps: AdminAccessDeps): void {
   app.get('/admin/auth/options', async () => ({ token: deps.adminToken !== undefined, oidc: deps.sso !== undefined }));
   const { sso } = deps;
-  const origin = (request: FastifyRequest) => sso?.publicBaseUrl ?? `${request.protocol}://${request.host}`;
-
-  app.get('/admin/auth/oidc', async (request, reply) => {
-    if (sso === undefined) throw new GatewayError('not_found', 'Single sign-on is not configured for the dashboard (ADMIN_OIDC_EMAILS).');
-    try {
-      const { url, setCookie } = await sso.oidc.start(`${origin(request)}${CALLBACK}`);
-      reply.header('set-cookie', setCookie);
-      return { url };
-    } catch (error) {
-      if (error instanceof OidcSignInError) throw new GatewayError('upstream_error', error.message);
-      throw error;
-    }
-  });
-
-  app.get(CALLBACK, async (request, reply) => {
-    const refuse = (message: string) => reply.code(400).type('text/html; charset=utf-8')
-      .send(landingPage({ title: 'Sign-in failed', message, next: '/admin/', moveOn: false }));
-    if (sso === undefined) return refuse('Single sign-on is not configured for the dashboard (ADMIN_OIDC_EMAILS).');
-    const callback = `${origin(request)}${CALLBACK}`;
-    reply.header('set-cookie', sso.oidc.clearFlow(callback));
-    let email: string;
-    try {
-      email = await sso.oidc.finish(new URL(request.url, callback), request.headers.cookie);
-    } catch (error) {
-      if (error instanceof OidcSignInError) return refuse(error.message);
-      throw error;
-    }
-    if (!sso.emails.includes(email)) return refuse(`${email} may not sign in to the admin dashboard (ADMIN_OIDC_EMAILS).`);
-    const { setCookie } = await sso.sessions.start('admin', email, request.headers.cookie);
-    return reply.header('set-cookie', setCookie).type('text/html; charset=utf-8')
-      .send(landingPage({ title: 'Signed in', message: `Signed in as ${email}.`, next: '/admin/', moveOn: true }));
+  registerOidcRoutes(app, {
+    realm: 'admin', oidc: sso?.oidc, sessions: sso?.sessions, startPath: '/admin/auth/oidc', callbackPath: '/admin/auth/oidc/callback',
+    appPath: '/admin/', notConfigured: 'Single sign-on is not configured for the dashboard (ADMIN_OIDC_EMAILS).', publicBaseUrl: sso?.publicBaseUrl,
+    refusal: async (email) => (sso?.emails.includes(email) === true ? null : `${email} may not sign in to the admin dashboard (ADMIN_OIDC_EMAILS).`),
   });
 
   app.post('/admin/auth/sign-out', async (request, reply) => {

@@ -30,7 +30,7 @@ const usageQuery = z.strictObject({
   key_id: id.optional(),
 });
 
-const jobsQuery = z.strictObject({
+export const jobsQuery = z.strictObject({
   account_id: id.optional(),
   key_id: id.optional(),
   model: id.optional(),

@@ -40,6 +40,7 @@ export const TAGS = [
   { name: 'Documentation', description: 'This document and its rendering.' },
   { name: 'Operations', description: 'Prometheus metrics for operators.' },
   { name: 'Portal', description: 'The customer portal\'s API, for the members of an account: a session cookie from an e-mail link or OpenID Connect, and the CSRF token on every change.' },
+  { name: 'Payments', description: 'Stripe\'s webhook: credit purchases through Stripe Checkout, refunds.' },
   { name: 'Admin', description: 'Accounts, credits and keys, for operators (only when ADMIN_TOKEN is set; otherwise every /admin route answers 404).' },
 ];
 

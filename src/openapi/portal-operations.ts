@@ -72,6 +72,14 @@ export const PORTAL: Operation[] = [
   portal('get', '/usage', 'portalUsage', 'Usage', 'Totals and `by_day`, `by_model`, `by_key`: requests, errors, credits, prompt and completion tokens (`from`, `to`; default the last 30 days).', ['validation_failed', ...SESSION]),
   portal('get', '/jobs', 'portalJobLog', 'The request log', '`{data, next_cursor}` of this account (filters `key_id`, `model`, `status`, `code`; `cursor`, `limit`).', ['validation_failed', ...SESSION]),
   portal('get', '/jobs.csv', 'portalJobLogCsv', 'The request log as CSV', 'The same rows as CSV, up to 100,000.', ['validation_failed', ...SESSION], { ok: [{ status: 200, description: 'CSV.', content: { 'text/csv': { schema: { type: 'string' } } } }] }),
+  portal('get', '/payments', 'portalPayments', 'Payments and receipts', '`{enabled, amounts_usd, data: [{id, amount_usd, credits, refunded_usd, receipt_url, created_at}]}`: whether credits can be bought, the amounts, and every payment with Stripe\'s receipt.', SESSION),
+  portal('post', '/checkout', 'portalCheckout', 'Buy credits', 'Owners: `{amount_usd}` (one of TOPUP_AMOUNTS_USD) → 201 `{url}`: a Stripe Checkout page; 1 cent buys 1 credit. 404 without STRIPE_SECRET_KEY.', ['validation_failed', 'not_found', ...OWNER]),
+  {
+    ...open('post', '/webhooks/stripe', 'stripeWebhook', 'Payments', 'Stripe webhook', 'Stripe\'s events, verified by `Stripe-Signature` (300 s tolerance) over the raw body. A paid `checkout.session.completed` credits `amount_total` cents as credits to the account named by `client_reference_id`, once per session; `charge.refunded` debits what is newly refunded. Every verified event answers 200 `{received: true, outcome}` (`credited`, `already_credited`, `debited`, `ignored`). 404 without STRIPE_SECRET_KEY.',
+      [{ status: 200, description: 'Received.', content: object }], ['invalid_request', 'not_found', 'internal_error']),
+    parameters: [{ name: 'Stripe-Signature', in: 'header', required: true, description: '`t=<unix seconds>,v1=<HMAC-SHA256 of "t.body" with the endpoint secret>`.', schema: { type: 'string' } }],
+    body: { required: true, content: json({ type: 'object', description: 'A Stripe event.' }) },
+  },
   // The admin API's sign-in through OIDC, its session, and the audit log.
   open('get', '/admin/auth/options', 'adminSignInOptions', 'Admin', 'Dashboard sign-in options', '`{token, oidc}`.', [{ status: 200, description: 'The options.', content: object }, BEFORE_ROUTING], ['internal_error']),
   open('get', '/admin/auth/oidc', 'adminOidcStart', 'Admin', 'Start the dashboard\'s sign-in through OpenID Connect', '`{url}` for the browser to open. 404 without ADMIN_OIDC_EMAILS and an OIDC provider.', [{ status: 200, description: 'The URL.', content: object }], ['not_found', 'upstream_error', 'internal_error']),

@@ -4,9 +4,8 @@
  * which accounts, the CSRF token), and sign-out.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { landingPage } from '../auth/landing-page.ts';
+import { registerOidcRoutes } from '../auth/oidc-routes.ts';
 import { z } from 'zod';
-import { OidcSignInError } from '../auth/oidc-sign-in.ts';
 import { crossSite, type LiveSession } from '../auth/sessions.ts';
 import { resolveClientAddress } from '../gate/client-address.ts';
 import { parseBody } from '../admin/key-requests.ts';
@@ -15,8 +14,6 @@ import { checkChange, originOf, type PortalDeps } from './context.ts';
 
 const emailBody = z.strictObject({ email: z.email().max(320) });
 const linkBody = z.strictObject({ token: z.string().min(20).max(200) });
-
-const CALLBACK = '/portal/auth/oidc/callback';
 
 function refuseCrossSite(request: FastifyRequest): void {
   if (crossSite(request.headers)) throw new GatewayError('csrf_failed', 'Sign-in requests are taken only from the portal page.');
@@ -66,38 +63,11 @@ export function registerAuthRoutes(app: FastifyInstance, deps: PortalDeps): void
   });
 
   // Always registered (so the API document is one whatever the configuration): without a provider, 404 and a page that says so.
-  const { oidc } = deps;
-  app.get('/portal/api/sign-in/oidc', async (request, reply) => {
-    if (oidc === undefined) throw new GatewayError('not_found', 'Single sign-on is not configured on this gateway.');
-    try {
-      const { url, setCookie } = await oidc.start(`${originOf(request, deps.publicBaseUrl)}${CALLBACK}`);
-      reply.header('set-cookie', setCookie);
-      return { url };
-    } catch (error) {
-      if (error instanceof OidcSignInError) throw new GatewayError('upstream_error', error.message);
-      throw error;
-    }
-  });
-
-  app.get(CALLBACK, async (request, reply) => {
-    const refuse = (message: string) => reply.code(400).type('text/html; charset=utf-8')
-      .send(landingPage({ title: 'Sign-in failed', message, next: '/portal/#/sign-in', moveOn: false }));
-    if (oidc === undefined) return refuse('Single sign-on is not configured on this gateway.');
-    const callback = `${originOf(request, deps.publicBaseUrl)}${CALLBACK}`;
-    reply.header('set-cookie', oidc.clearFlow(callback));
-    let email: string;
-    try {
-      email = await oidc.finish(new URL(request.url, callback), request.headers.cookie);
-    } catch (error) {
-      if (error instanceof OidcSignInError) return refuse(error.message);
-      throw error;
-    }
-    if ((await deps.portal.membershipsOf(email)).length === 0) {
-      return refuse(`${email} is not a member of any account. Ask an owner of your account to invite you.`);
-    }
-    const { setCookie } = await deps.sessions.start('portal', email, request.headers.cookie);
-    // Fastify adds a second Set-Cookie beside the flow's clearing one.
-    return reply.header('set-cookie', setCookie).type('text/html; charset=utf-8')
-      .send(landingPage({ title: 'Signed in', message: `Signed in as ${email}.`, next: '/portal/', moveOn: true }));
+  registerOidcRoutes(app, {
+    realm: 'portal', oidc: deps.oidc, sessions: deps.sessions, startPath: '/portal/api/sign-in/oidc', callbackPath: '/portal/auth/oidc/callback',
+    appPath: '/portal/', notConfigured: 'Single sign-on is not configured on this gateway.', publicBaseUrl: deps.publicBaseUrl,
+    refusal: async (email) => ((await deps.portal.membershipsOf(email)).length === 0
+      ? `${email} is not a member of any account. Ask an owner of your account to invite you.`
+      : null),
   });
 }

@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { parseBody } from '../admin/key-requests.ts';
-import { decodeCursor, encodeCursor, jobLogCsv, jobView } from '../admin/usage-routes.ts';
+import { decodeCursor, encodeCursor, jobLogCsv, jobsQuery, jobView } from '../admin/usage-routes.ts';
 import { microToCredits } from '../billing/money.ts';
 import { GatewayError } from '../shared/errors.ts';
 import { iso } from '../shared/time.ts';
@@ -17,17 +17,10 @@ const DAY = 86_400_000;
 const MAX_RANGE = 400 * DAY;
 
 const time = z.union([z.iso.datetime({ offset: true }), z.iso.date()]).transform((s) => Date.parse(s));
-const id = z.string().trim().min(1).max(200);
 
 const usageQuery = z.strictObject({ from: time.optional(), to: time.optional() });
-const jobsQuery = z.strictObject({
-  key_id: id.optional(),
-  model: id.optional(),
-  status: z.enum(['processing', 'succeeded', 'failed', 'canceled']).optional(),
-  code: id.optional(),
-  cursor: z.string().max(400).optional(),
-  limit: z.coerce.number().int().min(1).max(500).default(50),
-});
+// The admin log's filters, less the account: the account is the URL's.
+const portalJobsQuery = jobsQuery.omit({ account_id: true });
 
 const amounts = (r: PortalUsageRow) => ({
   requests: r.requests,
@@ -69,7 +62,7 @@ export function registerUsageRoutes(app: FastifyInstance, deps: PortalDeps): voi
   });
 
   const filterOf = (accountId: string, raw: unknown): JobLogFilter => {
-    const q = parseBody(jobsQuery, raw);
+    const q = parseBody(portalJobsQuery, raw);
     return {
       accountId,
       keyId: q.key_id,
