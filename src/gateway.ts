@@ -17,8 +17,6 @@ import { SignInLinks } from './auth/sign-in-links.ts';
 import { registerPortal } from './portal/routes.ts';
 import { paymentRoutes, registerStripeWebhook } from './payments/routes.ts';
 import { StripePayments } from './payments/stripe-payments.ts';
-import { openPayments } from './store/sql/payments-store.ts';
-import { openPortalStore } from './store/sql/portal-store.ts';
 import { chatProviderIds, describedProviderIds, PROVIDERS, telemetryNames } from './providers/descriptors.ts';
 
 import { registerEmbeddingsRoute } from './embeddings/route.ts';
@@ -242,8 +240,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
 
   // The customer portal, and the dashboard's sign-in through the same OIDC provider.
   const now = overrides.now ?? Date.now;
-  const usage = usageStoreFor(store);
-  const portal = openPortalStore(store);
+  const { usage, portal } = store;
   const secureCookies = config.publicBaseUrl?.startsWith('https:') ?? false;
   const sessions = new Sessions({ store: portal, secure: secureCookies, now });
   const oidc = config.oidc === undefined ? undefined : new OidcSignIn(config.oidc, secureCookies);
@@ -255,7 +252,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     store: portal, limiter: rateLimiter, mail: sendMail, now, onMailError: (err) => logger.warn({ err }, 'a sign-in link e-mail could not be sent'),
   });
   // Credit purchases through Stripe Checkout, and its webhook (404 without STRIPE_SECRET_KEY).
-  const paymentStore = openPayments(store);
+  const paymentStore = store.payments;
   const payments = {
     stripe: config.stripe === undefined ? undefined : new StripePayments(config.stripe, paymentStore, now),
     store: paymentStore, topupAmountsUsd: config.topupAmountsUsd, publicBaseUrl: config.publicBaseUrl,

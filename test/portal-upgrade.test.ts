@@ -11,9 +11,7 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../src/store/open-store.ts';
-import { migrationProvider } from '../src/store/sql/migrations.ts';
-import { openPortalStore } from '../src/store/sql/portal-store.ts';
-import { openPayments } from '../src/store/sql/payments-store.ts';
+import { migrationProvider } from '../src/store/sql/migrations/index.ts';
 import type { Store } from '../src/store/types.ts';
 import { postgresSchema } from './helpers/stores.ts';
 
@@ -32,8 +30,8 @@ async function asTodaysMain(db: Kysely<unknown>, dialect: 'sqlite' | 'postgres',
 }
 
 async function checkUpgraded(store: Store): Promise<void> {
-  const portal = openPortalStore(store);
-  expect(await store.getAccount('acc-owner')).toMatchObject({ balance: 7_000_000 });
+  const { portal } = store;
+  expect(await store.accounts.getAccount('acc-owner')).toMatchObject({ balance: 7_000_000 });
   expect(await portal.membershipsOf('boss@acme.test')).toEqual([{ accountId: 'acc-owner', accountName: 'Account acc-owner', role: 'owner' }]);
   expect(await portal.listMembers('acc-none')).toEqual([]);
   await portal.createLink('hash-1', 'boss@acme.test', now, now + 60_000);
@@ -45,12 +43,12 @@ async function checkUpgraded(store: Store): Promise<void> {
   expect(await portal.listAudit({ limit: 5 })).toHaveLength(1);
   expect(await portal.moneyLedger('acc-owner', { limit: 10 })).toEqual([]);
   // Migration 121: a paid session credits once, as a purchase.
-  const payments = openPayments(store);
-  expect(await store.getAccount('acc-none')).toMatchObject({ hasPurchase: false });
+  const { payments } = store;
+  expect(await store.accounts.getAccount('acc-none')).toMatchObject({ hasPurchase: false });
   const paid = { sessionId: 'cs_1', accountId: 'acc-none', paymentIntent: 'pi_1', amountCents: 1000, currency: 'usd', receiptUrl: null, at: now };
   expect(await payments.creditPaidSession(paid)).toBe('credited');
   expect(await payments.creditPaidSession(paid)).toBe('already_credited');
-  expect(await store.getAccount('acc-none')).toMatchObject({ balance: 1_000_000 + 1_000_000_000, hasPurchase: true });
+  expect(await store.accounts.getAccount('acc-none')).toMatchObject({ balance: 1_000_000 + 1_000_000_000, hasPurchase: true });
   expect((await portal.moneyLedger('acc-none', { limit: 10 }))[0]).toMatchObject({ kind: 'topup', amount: 1_000_000_000, balanceAfter: 1_001_000_000 });
 }
 

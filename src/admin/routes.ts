@@ -104,7 +104,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
 
     admin.post('/accounts', async (request, reply) => {
       const body = parseBody(newAccountBody, request.body);
-      const account = await store.createAccount({
+      const account = await store.accounts.createAccount({
         name: body.name,
         email: body.email ?? null,
         createdAt: body.created_at === undefined ? now() : Date.parse(body.created_at),
@@ -126,7 +126,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
     admin.patch<{ Params: { id: string } }>('/accounts/:id', async (request) => {
       const body = parseBody(patchAccountBody, request.body);
       await requireAccount(request.params.id);
-      await store.updateAccount(request.params.id, {
+      await store.accounts.updateAccount(request.params.id, {
         monthlySpendingLimit: microOrNull(body.monthly_spending_limit_credits),
         billingEmails: body.billing_emails,
       });

@@ -37,16 +37,16 @@ export function registerAccountRoutes(app: FastifyInstance, deps: PortalDeps): v
   const { store, portal, now } = deps;
 
   const accountAnswer = async (accountId: string, role: string) => {
-    const account = await store.getAccount(accountId);
+    const account = await store.accounts.getAccount(accountId);
     if (account === undefined) throw new GatewayError('account_not_found', `No account with id ${accountId}.`);
-    return { ...accountView(account, await store.accountSpentSince(accountId, startOfUtcMonth(now()))), role };
+    return { ...accountView(account, await store.accounts.accountSpentSince(accountId, startOfUtcMonth(now()))), role };
   };
 
   app.get<AccountParams>('', async (request) => accountAnswer(request.params.accountId, memberOf(request).record.role));
 
   app.patch<AccountParams>('', { config: { ownerOnly: true } }, async (request) => {
     const body = parseBody(patchAccountBody, request.body);
-    await store.updateAccount(request.params.accountId, {
+    await store.accounts.updateAccount(request.params.accountId, {
       monthlySpendingLimit: microOrNull(body.monthly_spending_limit_credits),
       billingEmails: body.billing_emails,
     });
@@ -65,7 +65,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: PortalDeps): v
     }
     let emailed = false;
     if (deps.mail !== undefined) {
-      const account = await store.getAccount(accountId);
+      const account = await store.accounts.getAccount(accountId);
       const link = await deps.links.issue(member.email, `${originOf(request, deps.publicBaseUrl)}/portal`, INVITATION_TTL_MS);
       await deps.mail(member.email, `You are invited to ${account?.name ?? 'an account'} on Model Gateway`,
         `${inviter} invited you to the account "${account?.name ?? accountId}" as ${body.role}.\n\nSign in:\n\n${link}\n\n` +
@@ -88,7 +88,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: PortalDeps): v
 
   app.get<AccountParams>('/notifications', async (request) => {
     const { accountId } = request.params;
-    const [notifications, keys] = await Promise.all([store.listNotifications(accountId, 500), store.listKeys(accountId)]);
+    const [notifications, keys] = await Promise.all([store.notifications.listNotifications(accountId, 500), store.keys.listKeys(accountId)]);
     const names = new Map(keys.map((k) => [k.id, k.name]));
     return { data: notifications.map((n) => ({ ...notificationView(n), key_name: n.keyId === null ? null : (names.get(n.keyId) ?? null) })) };
   });

@@ -18,13 +18,13 @@ export function registerKeyRoutes(app: FastifyInstance, deps: PortalDeps): void 
 
   /** The key, if it is the account's: the same 404 as an unknown id otherwise. */
   const ownKey = async (accountId: string, keyId: string) => {
-    const key = await store.getKey(keyId);
+    const key = await store.keys.getKey(keyId);
     if (key === undefined || key.accountId !== accountId) throw new GatewayError('key_not_found', `No key with id ${keyId}.`);
     return key;
   };
 
   app.get<{ Params: { accountId: string } }>('/keys', async (request) => {
-    const list = await store.listKeys(request.params.accountId);
+    const list = await store.keys.listKeys(request.params.accountId);
     const lastUsed = await portal.keysLastUsed(list.map((k) => k.id));
     const t = now();
     return {

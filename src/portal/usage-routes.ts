@@ -46,7 +46,7 @@ export function registerUsageRoutes(app: FastifyInstance, deps: PortalDeps): voi
       throw new GatewayError('validation_failed', 'from must be before to, at most 400 days apart.', { details: { formErrors: [], fieldErrors: { from: ['before to, at most 400 days'] } } });
     }
     const { accountId } = request.params;
-    const [usage, keys] = await Promise.all([portal.usage(accountId, from, to), store.listKeys(accountId)]);
+    const [usage, keys] = await Promise.all([portal.usage(accountId, from, to), store.keys.listKeys(accountId)]);
     const names = new Map(keys.map((k) => [k.id, k.name]));
     const total = usage.byDay.reduce((t, r) => ({ ...t, requests: t.requests + r.requests, errors: t.errors + r.errors, credits: t.credits + r.credits,
       promptTokens: t.promptTokens + r.promptTokens, completionTokens: t.completionTokens + r.completionTokens }),

@@ -27,7 +27,8 @@ export interface AccountPatch {
   billingEmails?: boolean;
 }
 
-export type LedgerKind = 'topup' | 'grant' | 'hold' | 'settle' | 'refund';
+/** payment_refund: a card payment refunded (Stripe), debited from the balance. */
+export type LedgerKind = 'topup' | 'grant' | 'hold' | 'settle' | 'refund' | 'payment_refund';
 
 export interface LedgerEntry {
   id: number;

@@ -5,7 +5,7 @@
  * money; when each key was last used). Secrets (link tokens, session ids) are kept only as
  * SHA-256 hashes. Times are Unix milliseconds, money integer micro-credits.
  */
-import type { LedgerKind } from './types.ts';
+import type { LedgerKind } from './accounts.ts';
 
 export type MemberRole = 'owner' | 'member';
 

@@ -6,8 +6,6 @@
  */
 import { type Kysely, sql } from 'kysely';
 import type { CreditOutcome, PaidSession, PaymentRecord, PaymentStore, RefundOutcome } from '../payments.ts';
-import type { Store } from '../types.ts';
-import { atFirstUse } from './sql-store.ts';
 import type { Database, Dialect } from './tables.ts';
 
 /** 1 cent = 1 credit. */
@@ -27,17 +25,12 @@ type PaymentsTable = {
 };
 type PaymentsDatabase = Database & PaymentsTable;
 
-export function openPayments(store: Store): PaymentStore {
-  const open = atFirstUse(store, 'payments', (db) => new SqlPayments(db.withTables<PaymentsTable>(), store.dialect));
-  return {
-    creditPaidSession: (...args) => open().creditPaidSession(...args),
-    debitRefund: (...args) => open().debitRefund(...args),
-    listPayments: (...args) => open().listPayments(...args),
-  };
-}
+export class SqlPayments implements PaymentStore {
+  private readonly db: Kysely<PaymentsDatabase>;
 
-class SqlPayments implements PaymentStore {
-  constructor(private readonly db: Kysely<PaymentsDatabase>, private readonly dialect: Dialect) {}
+  constructor(db: Kysely<Database>, private readonly dialect: Dialect) {
+    this.db = db.withTables<PaymentsTable>();
+  }
 
   async creditPaidSession(s: PaidSession): Promise<CreditOutcome> {
     return this.db.transaction().execute(async (trx) => {

@@ -5,23 +5,10 @@
  */
 import { type Kysely, sql } from 'kysely';
 import type { AuditEntry, MemberRecord, MemberRole, MembershipRecord, NewAuditEntry, PortalStore, SessionRealm, SessionRecord } from '../portal.ts';
-import type { Store } from '../types.ts';
 import { PortalReads } from './portal-reads.ts';
-import { atFirstUse, usageRollerOf } from './sql-store.ts';
-import type { Dialect } from './tables.ts';
-import type { PortalDatabase, PortalTables } from './portal-tables.ts';
+import type { Database, Dialect } from './tables.ts';
+import type { PortalTables } from './portal-tables.ts';
 
-
-export function openPortalStore(store: Store): PortalStore {
-  const roller = usageRollerOf(store);
-  const open = atFirstUse(store, 'the portal', (db) => new SqlPortal(db.withTables<PortalTables>(), store.dialect, async () => roller?.now()));
-  const names: (keyof PortalStore)[] = [
-    'addMember', 'removeMember', 'listMembers', 'membership', 'membershipsOf', 'createLink', 'redeemLink', 'createSession', 'session',
-    'endSession', 'endSessionsOf', 'audit', 'listAudit', 'usage', 'moneyLedger', 'keysLastUsed',
-  ];
-  // Each method opens the store at its first call, so a gateway over a store double still starts.
-  return Object.fromEntries(names.map((name) => [name, (...args: unknown[]) => (open()[name] as (...a: unknown[]) => unknown)(...args)])) as unknown as PortalStore;
-}
 
 const toMember = (r: PortalTables['portal_members']): MemberRecord => ({
   accountId: r.account_id,
@@ -31,9 +18,9 @@ const toMember = (r: PortalTables['portal_members']): MemberRecord => ({
   invitedBy: r.invited_by,
 });
 
-class SqlPortal extends PortalReads implements PortalStore {
-  constructor(db: Kysely<PortalDatabase>, private readonly dialect: Dialect, rollUp: () => Promise<void>) {
-    super(db, rollUp);
+export class SqlPortal extends PortalReads implements PortalStore {
+  constructor(db: Kysely<Database>, private readonly dialect: Dialect, rollUp: () => Promise<void>) {
+    super(db.withTables<PortalTables>(), rollUp);
   }
 
   async addMember(member: MemberRecord): Promise<'added' | 'exists'> {

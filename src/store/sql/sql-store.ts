@@ -18,6 +18,8 @@ import { SqlNotifications } from './notification-queries.ts';
 import type { Database, Dialect } from './tables.ts';
 import { UsageRoller } from './usage-pending.ts';
 import { SqlUsageStore } from './usage-rollups.ts';
+import { SqlPortal } from './portal-store.ts';
+import { SqlPayments } from './payments-store.ts';
 
 /** PostgreSQL: a schema (3F000) or relation (42P01) that no longer exists. */
 const DROPPED_MEANWHILE = new Set(['3F000', '42P01']);
@@ -63,6 +65,8 @@ export function sqlStore(parts: SqlParts): Store {
     uploads: new SqlAudioUploads(db),
     // The dashboard's reads see every closed job: what is pending is rolled up first.
     usage: new SqlUsageStore(db, () => roller.now()),
+    portal: new SqlPortal(db, parts.dialect, () => roller.now()),
+    payments: new SqlPayments(db, parts.dialect),
     async migrate() {
       const migrator = new Migrator({ db, provider: migrationProvider(parts.dialect), ...(parts.schema === undefined ? {} : { migrationTableSchema: parts.schema }) });
       for (let attempt = 1; ; attempt++) {
