@@ -205,6 +205,8 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI === undefined)('customer
       if (p === 'keys' || p === 'usage') await shot(phone, `phone-${p}`);
     }
     await phone.close();
+    await page.goto(`${h.gw.url}/portal/#/a/${acme}/notifications`);
+    await page.getByRole('heading', { name: 'Notifications' }).waitFor();
     await shot(page, 'notifications');
   });
 
