@@ -254,7 +254,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   // Credit purchases through Stripe Checkout, and its webhook (404 without STRIPE_SECRET_KEY).
   const paymentStore = store.payments;
   const payments = {
-    stripe: config.stripe === undefined ? undefined : new StripePayments(config.stripe, paymentStore, now),
+    stripe: config.stripe === undefined ? undefined : await StripePayments.create(config.stripe, paymentStore, now),
     store: paymentStore, topupAmountsUsd: config.topupAmountsUsd, publicBaseUrl: config.publicBaseUrl,
   };
   await registerStripeWebhook(app, payments);

@@ -17,11 +17,27 @@ const auditView = (e: AuditEntry) => ({
   id: e.id, at: iso(e.at), actor: e.actor, action: e.action, account_id: e.accountId, target: e.target, status: e.status, detail: e.detail,
 });
 
+/**
+ * The body as JSON, two levels deep at most (admin bodies are flat: names, limits, lists of scopes or
+ * addresses); anything deeper is written as its kind. Never a walk of a client's nesting (a body
+ * thousands of levels deep is valid JSON).
+ */
+function auditDetail(body: unknown): string | null {
+  if (body === undefined || body === null) return null;
+  const shallow = (value: unknown, depth: number): unknown => {
+    if (value === null || typeof value !== 'object') return value;
+    if (depth === 0) return Array.isArray(value) ? '[array]' : '[object]';
+    if (Array.isArray(value)) return value.slice(0, 60).map((v) => shallow(v, depth - 1));
+    return Object.fromEntries(Object.entries(value).slice(0, 60).map(([k, v]) => [k, shallow(v, depth - 1)]));
+  };
+  return JSON.stringify(shallow(body, 2)).slice(0, DETAIL_MAX);
+}
+
 export function registerAudit(admin: FastifyInstance, log: PortalStore, now: () => number): void {
   admin.addHook('onSend', async (request, reply, payload) => {
     if (READS.has(request.method) || request.adminActor === undefined) return payload;
     const params = (request.params ?? {}) as Record<string, string | undefined>;
-    const body = request.body === undefined ? null : JSON.stringify(request.body);
+    const body = auditDetail(request.body);
     await log.audit({
       at: now(),
       actor: request.adminActor,
@@ -29,7 +45,7 @@ export function registerAudit(admin: FastifyInstance, log: PortalStore, now: () 
       accountId: params.id ?? null,
       target: params.keyId ?? params.id ?? null,
       status: reply.statusCode,
-      detail: body === null ? null : body.slice(0, DETAIL_MAX),
+      detail: body,
     }).catch((err: unknown) => request.log.error({ err }, 'writing the admin audit log failed'));
     return payload;
   });

@@ -5,7 +5,10 @@
  * their verified e-mail address.
  */
 import { parse, serialize } from 'cookie';
-import * as oidc from 'openid-client';
+import type * as Oidc from 'openid-client';
+
+/** openid-client, loaded at the first sign-in: a gateway without OIDC never loads it. */
+const client = () => import('openid-client');
 
 export interface OidcSettings {
   issuer: string;
@@ -26,13 +29,14 @@ const FLOW_TTL_S = 600;
 export class OidcSignInError extends Error {}
 
 export class OidcSignIn {
-  private discovered: Promise<oidc.Configuration> | undefined;
+  private discovered: Promise<Oidc.Configuration> | undefined;
 
   constructor(private readonly settings: OidcSettings, private readonly secure: boolean) {}
 
   /** The provider's authorization URL, and the Set-Cookie that keeps the flow for `callbackUrl`'s path. */
   async start(callbackUrl: string): Promise<{ url: string; setCookie: string }> {
     const config = await this.configuration();
+    const oidc = await client();
     const flow: Flow = { state: oidc.randomState(), verifier: oidc.randomPKCECodeVerifier(), nonce: oidc.randomNonce() };
     const url = oidc.buildAuthorizationUrl(config, {
       redirect_uri: callbackUrl,
@@ -53,7 +57,8 @@ export class OidcSignIn {
     const flow = readFlow(cookieHeader);
     if (flow === undefined) throw new OidcSignInError('The sign-in took too long or was started in another browser. Start again.');
     const config = await this.configuration();
-    let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;
+    const oidc = await client();
+    let tokens: Awaited<ReturnType<typeof Oidc.authorizationCodeGrant>>;
     try {
       tokens = await oidc.authorizationCodeGrant(config, currentUrl, { pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: flow.nonce });
     } catch (error) {
@@ -77,11 +82,13 @@ export class OidcSignIn {
     return serialize(FLOW_COOKIE, '', { httpOnly: true, sameSite: 'lax', secure: this.secure, path: new URL(callbackUrl).pathname, maxAge: 0 });
   }
 
-  private configuration(): Promise<oidc.Configuration> {
+  private configuration(): Promise<Oidc.Configuration> {
     const { issuer, clientId, clientSecret } = this.settings;
-    // An http issuer is the operator's choice (a provider on loopback in tests); openid-client refuses it unless told.
-    const insecure = new URL(issuer).protocol === 'http:' ? { execute: [oidc.allowInsecureRequests] } : undefined;
-    this.discovered ??= oidc.discovery(new URL(issuer), clientId, clientSecret, undefined, insecure).catch((error: unknown) => {
+    this.discovered ??= client().then((oidc) => {
+      // An http issuer is the operator's choice (a provider on loopback in tests); openid-client refuses it unless told.
+      const insecure = new URL(issuer).protocol === 'http:' ? { execute: [oidc.allowInsecureRequests] } : undefined;
+      return oidc.discovery(new URL(issuer), clientId, clientSecret, undefined, insecure);
+    }).catch((error: unknown) => {
       // A provider down at the first sign-in is asked again at the next.
       this.discovered = undefined;
       throw new OidcSignInError(`The identity provider could not be reached: ${error instanceof Error ? error.message : String(error)}`);

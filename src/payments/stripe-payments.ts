@@ -6,7 +6,7 @@
  * gives the receipt), `charge.refunded` debits what is newly refunded. Everything else is
  * acknowledged and ignored.
  */
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import type { PaymentStore } from '../store/payments.ts';
 
 export interface StripeSettings {
@@ -20,11 +20,12 @@ export type EventOutcome = 'credited' | 'already_credited' | 'debited' | 'ignore
 
 export class InvalidSignature extends Error {}
 
-/** The SDK's client, pointed at STRIPE_API_BASE when set. */
-function stripeClient(settings: StripeSettings): Stripe {
-  if (settings.apiBase === undefined) return new Stripe(settings.secretKey, { maxNetworkRetries: 2 });
+/** The SDK's client, pointed at STRIPE_API_BASE when set; the SDK is loaded only by a gateway that takes payments. */
+async function stripeClient(settings: StripeSettings): Promise<Stripe> {
+  const { default: StripeSdk } = await import('stripe');
+  if (settings.apiBase === undefined) return new StripeSdk(settings.secretKey, { maxNetworkRetries: 2 });
   const base = new URL(settings.apiBase);
-  return new Stripe(settings.secretKey, {
+  return new StripeSdk(settings.secretKey, {
     host: base.hostname,
     port: base.port === '' ? (base.protocol === 'https:' ? 443 : 80) : Number(base.port),
     protocol: base.protocol === 'http:' ? 'http' : 'https',
@@ -33,10 +34,15 @@ function stripeClient(settings: StripeSettings): Stripe {
 }
 
 export class StripePayments {
-  private readonly stripe: Stripe;
+  private constructor(
+    private readonly stripe: Stripe,
+    private readonly settings: StripeSettings,
+    private readonly store: PaymentStore,
+    private readonly now: () => number,
+  ) {}
 
-  constructor(private readonly settings: StripeSettings, private readonly store: PaymentStore, private readonly now: () => number) {
-    this.stripe = stripeClient(settings);
+  static async create(settings: StripeSettings, store: PaymentStore, now: () => number): Promise<StripePayments> {
+    return new StripePayments(await stripeClient(settings), settings, store, now);
   }
 
   /** A Checkout Session for `usd` dollars of credits; answers the page to send the buyer to. */
