@@ -10,8 +10,8 @@ const LAYERS = [
   ['billing', 'gate', 'notifications', 'routing', 'auth'],
   ['providers'],
   ['http', 'config.ts'],
-  ['chat', 'embeddings', 'media', 'audio', 'jobs', 'mcp', 'admin', 'fine-tuning', 'limits-notify', 'openapi', 'key-info', 'portal', 'payments'],
-  ['gateway.ts', 'shared-state.ts', 'main.ts', 'demo-providers.ts', 'cli'],
+  ['chat', 'embeddings', 'media', 'audio', 'jobs', 'mcp', 'admin', 'fine-tuning', 'openapi', 'key-info', 'portal', 'payments'],
+  ['gateway.ts', 'shared-state.ts', 'runnable-models.ts', 'main.ts', 'demo-providers.ts', 'cli'],
 ];
 
 const pathOf = (names) => `^src/(${names.map((n) => n.replace('.', '\\.')).join('|')})(/|$)`;

@@ -27,6 +27,13 @@ export function mediaHostEnvPrefix(host: MediaHostId): string {
   return host === 'custom' ? 'PROVIDER_CUSTOM' : host.toUpperCase();
 }
 
+/** The variable that holds a provider's API key (what an operator must set for its models to run). */
+export function apiKeyVariable(provider: ProviderId, descriptors: readonly ProviderDescriptor[] = PROVIDERS): string {
+  const descriptor = descriptors.find((d) => d.id === provider);
+  if (descriptor !== undefined) return envNames(descriptor).apiKey;
+  return `${provider === 'custom' ? 'PROVIDER_CUSTOM' : provider.toUpperCase()}_API_KEY`;
+}
+
 function mediaHostVariables() {
   const shape: Record<string, z.ZodType> = {};
   for (const host of MEDIA_HOSTS) {

@@ -8,7 +8,6 @@ import { registerAdminRoutes } from './admin/routes.ts';
 import { Catalog } from './catalog/catalog.ts';
 import { InFlightRuns } from './billing/in-flight.ts';
 import { PaidRuns } from './billing/paid-run.ts';
-import type { ProviderId } from './catalog/catalog-file.ts';
 import { registerChatRoute } from './chat/route.ts';
 import { MailSender, smtpTransport } from './notifications/mail-sender.ts';
 import { OidcSignIn } from './auth/oidc-sign-in.ts';
@@ -17,7 +16,9 @@ import { SignInLinks } from './auth/sign-in-links.ts';
 import { registerPortal } from './portal/routes.ts';
 import { paymentRoutes, registerStripeWebhook } from './payments/routes.ts';
 import { StripePayments } from './payments/stripe-payments.ts';
-import { chatProviderIds, describedProviderIds, PROVIDERS, telemetryNames } from './providers/descriptors.ts';
+import { PROVIDERS, telemetryNames } from './providers/descriptors.ts';
+import type { ProviderId } from './catalog/catalog-file.ts';
+import { catalogOptions } from './runnable-models.ts';
 
 import { registerEmbeddingsRoute } from './embeddings/route.ts';
 import { registerJobsRoute } from './jobs/route.ts';
@@ -43,7 +44,6 @@ import { createServer } from './http/server.ts';
 import { GatewayMetrics, registerMetricsRoute } from './http/metrics.ts';
 import { observeRequests } from './http/request-log.ts';
 import { PROVIDERS as PROVIDER_IDS } from './catalog/catalog-file.ts';
-import { registerUnbuiltRoutes, UNBUILT_ROUTES } from './http/unbuilt-routes.ts';
 import type { KeyEvents } from './keys/key-events.ts';
 import { KeyService } from './keys/key-service.ts';
 import { openSharedState } from './shared-state.ts';
@@ -60,8 +60,6 @@ import { OpenAiFineTuningClient } from './providers/provider-1/fine-tuning.ts';
 import { openStore } from './store/open-store.ts';
 import type { Store } from './store/types.ts';
 
-/** Routes built by their own modules (the rest of UNBUILT_ROUTES answer 501). */
-const BUILT_ROUTES = new Set(['/api/v1/chat/completions', '/api/v1/audio/speech', '/api/v1/audio/transcriptions', '/api/v1/audio/uploads']);
 /** How often expired voice samples are deleted (each is also deleted when asked for after expiry). */
 const UPLOAD_SWEEP_MS = 10 * 60_000;
 /** How long a stopping process waits for settles and refunds being retried (within a usual 30 s grace period). */
@@ -112,12 +110,8 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   const logDestination = overrides.logStream ?? pino.destination({ dest: 1, sync: false, minLength: 8192, periodicFlush: 250 });
   const logger = pino(logOptions, logDestination);
   // The catalog is checked before anything else starts: a bad entry stops start-up.
-  const endpoints: Partial<Record<ProviderId, ProviderEndpoint>> = config.providers;
-  const catalog = Catalog.fromFile(config.catalogFile, {
-    chatProviders: chatProviderIds(PROVIDERS),
-    keyedProviders: describedProviderIds(PROVIDERS),
-    providerHasCredentials: (provider) => (endpoints[provider]?.apiKeys.length ?? 0) > 0,
-  });
+  const embeddingsAdapters = overrides.embeddingsAdapters ?? defaultEmbeddingsAdapters();
+  const catalog = Catalog.fromFile(config.catalogFile, catalogOptions(config, embeddingsAdapters));
   // Redis (REDIS_URL) is checked before the database: an unreachable one stops start-up.
   const shared = await openSharedState(config, logger);
   const store = overrides.store ?? (await openStore(config.databaseUrl, { poolSize: config.databasePoolSize }).catch(async (error: unknown) => {
@@ -226,7 +220,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   });
   registerOpenApiRoutes(app, GATEWAY_VERSION);
   registerChatRoute(app, { catalog, config, upstream, routing, runs, metrics, adapters: overrides.adapters ?? defaultAdapters() });
-  registerEmbeddingsRoute(app, { catalog, config, upstream, routing, runs, adapters: overrides.embeddingsAdapters ?? defaultEmbeddingsAdapters() });
+  registerEmbeddingsRoute(app, { catalog, config, upstream, routing, runs, adapters: embeddingsAdapters });
   registerJobsRoute(app, { jobs: store.jobs, gate });
   registerKeyInfoRoute(app, { gate, keys });
   registerMediaRoutes(app, { catalog, runs, runner: media, syncWaitMs: config.mediaSyncWaitMs, providerTimeoutMs: config.providerTimeoutMs });
@@ -236,8 +230,6 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   const uploadSweep = setInterval(() => void samples.sweep().catch((err: unknown) => logger.error({ err }, 'upload sweep failed')), UPLOAD_SWEEP_MS);
   uploadSweep.unref();
   overrides.routes?.(app, { runs, store, catalog });
-  registerUnbuiltRoutes(app, UNBUILT_ROUTES.filter((r) => !BUILT_ROUTES.has(r.url)));
-
   // The customer portal, and the dashboard's sign-in through the same OIDC provider.
   const now = overrides.now ?? Date.now;
   const { usage, portal } = store;

@@ -1,4 +1,4 @@
-/** docs/api covers every route, error code, header and MCP tool, and marks the routes not built yet. */
+/** docs/api covers every route, error code, header and MCP tool */
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../src/openapi/document.ts';
@@ -14,19 +14,6 @@ describe('the API docs', () => {
   it('name every route as METHOD /path', () => {
     const missing = OPERATIONS.map((op) => `${op.method.toUpperCase()} ${op.path}`).filter((route) => !all.includes(route));
     expect(missing).toEqual([]);
-  });
-
-  it('mark every route not built yet as such, on its page and in the overview', () => {
-    for (const op of OPERATIONS.filter((o) => o.notBuilt === true)) {
-      const route = `${op.method.toUpperCase()} ${op.path}`;
-      const mentions = Object.entries(pages).filter(([name, text]) => name !== 'overview' && text.includes(route));
-      expect(mentions.length, route).toBeGreaterThan(0);
-      expect(mentions.some(([, text]) => /not built yet/.test(text)), route).toBe(true);
-    }
-    for (const line of (pages.overview as string).split('\n').filter((l) => l.startsWith('| `') && l.includes('/api/v1/'))) {
-      const notBuilt = OPERATIONS.some((o) => o.notBuilt === true && line.includes(`${o.method.toUpperCase()} ${o.path}\``));
-      expect(line.includes('not built yet'), line).toBe(notBuilt);
-    }
   });
 
   it('list every error code with its status and type', () => {

@@ -3,11 +3,11 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { Catalog, CatalogError } from '../src/catalog/catalog.ts';
-import { chatProviderIds, describedProviderIds, PROVIDERS } from '../src/providers/descriptors.ts';
+import { chatProviderIds, PROVIDERS } from '../src/providers/descriptors.ts';
 import { chatEntry, imageEntry, writeCatalog } from './fixtures/catalog.ts';
 
 const run = promisify(execFile);
-const options = { chatProviders: chatProviderIds(PROVIDERS), keyedProviders: describedProviderIds(PROVIDERS), providerHasCredentials: () => true };
+const options = { chatProviders: chatProviderIds(PROVIDERS), unrunnable: () => undefined, missingApiKey: () => undefined };
 
 describe('catalog file validation', () => {
   it('a bad entry stops start-up with a message naming the entry and field', async () => {
@@ -55,11 +55,11 @@ describe('catalog file validation', () => {
 
   it('a model with deployments runs where any deployment has a key', () => {
     const models = [chatEntry('split', 'provider_1', { deployments: [{ provider: 'provider_1', provider_model_id: 'x' }, { provider: 'provider_7', provider_model_id: 'y' }] })];
-    const keyedOnly = (provider: string) => Catalog.fromJson({ prices_checked_at: '2026-11-22', models }, { ...options, providerHasCredentials: (p) => p === provider });
+    const keyedOnly = (provider: string) => Catalog.fromJson({ prices_checked_at: '2026-11-22', models }, { ...options, missingApiKey: (p) => (p === provider ? undefined : `${p.toUpperCase()}_API_KEY`) });
     expect(keyedOnly('provider_7').bySlug('split')?.available).toBe(true);
     const none = keyedOnly('provider_3').bySlug('split');
     expect(none?.available).toBe(false);
-    expect(none?.unavailableReason).toBe('The gateway has no API key configured for provider_1, provider_7.');
+    expect(none?.unavailableReason).toBe('The gateway has no API key for provider_1 or provider_7: the operator must set PROVIDER_1_API_KEY or PROVIDER_7_API_KEY.');
   });
 
   it('image cost facts: each formula needs its parameters, and max_tokens covers the formula\'s largest image', () => {

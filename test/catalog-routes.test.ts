@@ -21,8 +21,8 @@ const MODELS = [
 
 let gw: TestGateway;
 beforeAll(async () => {
-  // provider_3 has no key: nokey-chat is unavailable.
-  gw = await startGateway({ CATALOG_FILE: writeCatalog(MODELS), PROVIDER_1_API_KEY: 'k1', PROVIDER_2_API_KEY: 'k2' });
+  // provider_3 has no key: nokey-chat is unavailable. The image models' host provider_5 has one.
+  gw = await startGateway({ CATALOG_FILE: writeCatalog(MODELS), PROVIDER_1_API_KEY: 'k1', PROVIDER_2_API_KEY: 'k2', PROVIDER_5_API_KEY: 'k5' });
 });
 afterAll(async () => gw.close());
 
@@ -151,7 +151,7 @@ describe('GET /models', () => {
 
   it('limit=500 returns at most 500 of a larger catalog', async () => {
     const many = Array.from({ length: 520 }, (_, i) => imageEntry(`img-${String(i).padStart(3, '0')}`));
-    const big = await startGateway({ CATALOG_FILE: writeCatalog(many) });
+    const big = await startGateway({ CATALOG_FILE: writeCatalog(many), PROVIDER_5_API_KEY: 'k5' });
     try {
       const page = await big.api('/models?limit=500');
       expect(page.json.data).toHaveLength(500);

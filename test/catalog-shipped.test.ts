@@ -2,13 +2,17 @@
 import { describe, expect, it } from 'vitest';
 import { Catalog } from '../src/catalog/catalog.ts';
 import { CATEGORIES } from '../src/catalog/catalog-file.ts';
-import { DEFAULT_CATALOG_FILE } from '../src/config.ts';
-import { chatProviderIds, describedProviderIds, PROVIDERS } from '../src/providers/descriptors.ts';
+import { DEFAULT_CATALOG_FILE, loadConfig } from '../src/config.ts';
+import { defaultEmbeddingsAdapters } from '../src/providers/embeddings-registry.ts';
+import { chatProviderIds, PROVIDERS } from '../src/providers/descriptors.ts';
+import { catalogOptions } from '../src/runnable-models.ts';
 import { costOf } from '../src/chat/chat-quote.ts';
 import { startGateway } from './helpers/gateway.ts';
 
 const CHAT_PROVIDERS = chatProviderIds(PROVIDERS);
-const catalog = Catalog.fromFile(DEFAULT_CATALOG_FILE, { chatProviders: CHAT_PROVIDERS, keyedProviders: describedProviderIds(PROVIDERS), providerHasCredentials: () => true });
+/** Every provider and host with a key: what availability leaves out then is what no route runs. */
+const everyKey = Object.fromEntries(['1', '2', '3', '4', '5', '6', '7', '9', '10', 'CUSTOM'].map((n) => [`PROVIDER_${n}_API_KEY`, 'k']));
+const catalog = Catalog.fromFile(DEFAULT_CATALOG_FILE, catalogOptions(loadConfig(everyKey), defaultEmbeddingsAdapters()));
 const entries = catalog.models.map((m) => m.entry);
 
 describe('shipped catalog', () => {

@@ -11,7 +11,8 @@ import { planProviderCall } from '../src/chat/provider-plan.ts';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { startDemoProviders, type DemoProviders } from '../src/demo-providers.ts';
 import { PLANNED_PARAMS, type ProviderDescriptor } from '../src/providers/descriptor.ts';
-import { chatProviderIds, chatTable, describedProviderIds, PROVIDERS } from '../src/providers/descriptors.ts';
+import { chatTable, PROVIDERS } from '../src/providers/descriptors.ts';
+import { catalogOptions } from '../src/runnable-models.ts';
 import { OpenAiCompatibleAdapter } from '../src/providers/openai-compatible/adapter.ts';
 import { adaptersOf, defaultAdapters } from '../src/providers/registry.ts';
 import { chatEntry } from './fixtures/catalog.ts';
@@ -117,20 +118,20 @@ describe('a provider added by its descriptor alone (provider_8)', () => {
 
   it('catalog: its models may carry chat routing facts and need its API key', () => {
     const json = { prices_checked_at: '2026-11-22', models: [chatEntry('p8-chat', 'provider_8')] };
-    const options = { chatProviders: chatProviderIds(WITH_8), keyedProviders: describedProviderIds(WITH_8) };
-    expect(options.chatProviders).toContain('provider_8');
-    const without = Catalog.fromJson(json, { ...options, providerHasCredentials: () => false });
-    expect(without.bySlug('p8-chat')).toMatchObject({ available: false, unavailableReason: 'The gateway has no API key configured for provider_8.' });
-    const withKey = Catalog.fromJson(json, { ...options, providerHasCredentials: () => true });
+    const options = (env: Record<string, string>) => catalogOptions(loadConfig(env, WITH_8), {}, WITH_8);
+    expect(options({}).chatProviders).toContain('provider_8');
+    const without = Catalog.fromJson(json, options({}));
+    expect(without.bySlug('p8-chat')).toMatchObject({ available: false, unavailableReason: 'The gateway has no API key for provider_8: the operator must set PROVIDER_8_API_KEY.' });
+    const withKey = Catalog.fromJson(json, options({ PROVIDER_8_API_KEY: 'sk-8' }));
     expect(withKey.bySlug('p8-chat')?.available).toBe(true);
     // Without the descriptor, the same entry is refused at start-up.
-    expect(() => Catalog.fromJson(json, { chatProviders: chatProviderIds(PROVIDERS), keyedProviders: describedProviderIds(PROVIDERS), providerHasCredentials: () => true }))
+    expect(() => Catalog.fromJson(json, catalogOptions(loadConfig({}), {})))
       .toThrow(/entry 0 'p8-chat', field chat/);
   });
 
   it("provider plan: its column decides what is forwarded; the rest is named for X-Service-Ignored-Params", () => {
     const json = { prices_checked_at: '2026-11-22', models: [chatEntry('p8-chat', 'provider_8', { chat: { params: ['top_p'], json_schema: 'native', images: null, pdf: false } })] };
-    const catalog = Catalog.fromJson(json, { chatProviders: chatProviderIds(WITH_8), keyedProviders: [], providerHasCredentials: () => true });
+    const catalog = Catalog.fromJson(json, catalogOptions(loadConfig({ PROVIDER_8_API_KEY: 'sk-8' }, WITH_8), {}, WITH_8));
     const model = catalog.bySlug('p8-chat');
     if (model === undefined) throw new Error('no model');
     const request = parseChatRequest({ model: 'p8-chat', messages: [{ role: 'user', content: 'hi' }], temperature: 0.5, top_p: 0.9, seed: 7, user: 'u1', frequency_penalty: 0.1 });

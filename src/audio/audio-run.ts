@@ -15,6 +15,7 @@ import type { Catalog } from '../catalog/catalog.ts';
 import type { MediaJobRunner, MediaOutcome, MediaPlan } from '../media/job-runner.ts';
 import { priceTerms, quoteOf, type PricedInput, type PriceTerms } from '../media/media-price.ts';
 import type { PreparedMedia } from '../media/media-request.ts';
+import { apiKeyVariable } from '../config.ts';
 import { GatewayError, invalidApiKey } from '../shared/errors.ts';
 
 export interface AudioRouteDeps {
@@ -37,7 +38,7 @@ export function checkHost(request: FastifyRequest, deps: AudioRouteDeps, media: 
   if (deps.runner.endpoint(media.host) !== undefined) return;
   const slug = media.model.entry.slug;
   request.log.error({ model: slug, host: media.host }, 'audio model cannot run: no API key is configured for its host (operator error)');
-  throw new GatewayError('model_unavailable', `The model '${slug}' cannot run now: its host is not configured. Retry later or choose another model.`, { param: 'model' });
+  throw new GatewayError('model_unavailable', `The model '${slug}' cannot run now: its host ${media.host} has no API key: the operator must set ${apiKeyVariable(media.host)}.`, { param: 'model' });
 }
 
 /** The price terms of one prediction, or 503 model_unavailable when the model's price cannot apply (an operator error). */

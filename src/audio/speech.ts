@@ -19,7 +19,7 @@ import type { VoiceSamples } from './uploads.ts';
 const FORMATS = { mp3: 'audio/mpeg', opus: 'audio/opus', aac: 'audio/aac', flac: 'audio/flac', wav: 'audio/wav', pcm: 'audio/pcm' } as const;
 type SpeechFormat = keyof typeof FORMATS;
 
-const SPEECH_ROUTE: MediaRoute = {
+export const SPEECH_ROUTE: MediaRoute = {
   kind: 'speech',
   category: 'speech_tts',
   format: 'speech',

@@ -18,7 +18,7 @@ import { checkHost, runAudio, termsOf, undelivered, type AudioRouteDeps } from '
 import { LIMITS, readForm, refuseLargeRequests, type MultipartForm } from './multipart.ts';
 import { renderTranscript, RESPONSE_FORMATS, type ResponseFormat, type Transcript } from './transcript.ts';
 
-const TRANSCRIPTION_ROUTE: MediaRoute = {
+export const TRANSCRIPTION_ROUTE: MediaRoute = {
   kind: 'transcription',
   category: 'transcription_stt',
   format: 'transcription',

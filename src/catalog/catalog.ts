@@ -18,14 +18,14 @@ export interface CatalogModel {
   prices: TokenPrices | undefined;
 }
 
-/** What the catalog must know of the providers (their descriptors, a higher layer, pass it in). */
+/** What the catalog must know of the providers and routes (higher layers, so the wiring passes it in). */
 export interface CatalogOptions {
   /** Providers whose chat protocol the gateway speaks: only their models may carry chat routing facts. */
   chatProviders: readonly ProviderId[];
-  /** Providers the gateway sends requests to itself: their models cannot run without credentials. */
-  keyedProviders: readonly ProviderId[];
-  /** Providers with credentials configured. */
-  providerHasCredentials: (provider: ProviderId) => boolean;
+  /** Why no route of this gateway runs the entry (no chat provider serves it, no route for its category); undefined when one does. */
+  unrunnable: (entry: CatalogEntry) => string | undefined;
+  /** The variable the operator must set for the provider's API key, when it has none; undefined when it has one. */
+  missingApiKey: (provider: ProviderId) => string | undefined;
 }
 
 export class Catalog {
@@ -114,6 +114,11 @@ export function modelUnavailable(asked: string, model: CatalogModel): GatewayErr
   return new GatewayError('model_unavailable', `The model '${asked}' cannot run now. ${reason}${instead}`, { param: 'model' });
 }
 
+/** The reason a model whose providers have no API key cannot run: what the operator must set (any one of them will do). */
+export function noApiKeyReason(missing: readonly { provider: ProviderId; variable: string }[]): string {
+  return `The gateway has no API key for ${missing.map((m) => m.provider).join(' or ')}: the operator must set ${missing.map((m) => m.variable).join(' or ')}.`;
+}
+
 function rank(model: CatalogModel): number {
   const status = model.entry.lifecycle?.status;
   if (status === 'duplicate') return 3;
@@ -134,9 +139,11 @@ function derive(entry: CatalogEntry, options: CatalogOptions): CatalogModel {
   if (lifecycle?.status === 'duplicate') return model(`Duplicate entry of ${lifecycle.duplicate_of}.`, lifecycle.duplicate_of);
   if (entry.pricing === null) return model('Not priced yet.', entry.unavailable?.use_instead);
   if (entry.unavailable !== undefined) return model(entry.unavailable.reason, entry.unavailable.use_instead);
-  // A model runs where any of its deployments has credentials.
-  const keyless = deploymentsOf(entry).map((d) => d.provider).filter((p) => options.keyedProviders.includes(p) && !options.providerHasCredentials(p));
-  if (keyless.length === deploymentsOf(entry).length) return model(`The gateway has no API key configured for ${[...new Set(keyless)].join(', ')}.`);
+  // The spec's available is "can run now": a model no route runs cannot, nor one none of whose deployments has a key.
+  const unrunnable = options.unrunnable(entry);
+  if (unrunnable !== undefined) return model(unrunnable);
+  const missing = [...new Set(deploymentsOf(entry).map((d) => d.provider))].map((provider) => ({ provider, variable: options.missingApiKey(provider) }));
+  if (missing.every((m) => m.variable !== undefined)) return model(noApiKeyReason(missing as { provider: ProviderId; variable: string }[]));
   return model(undefined);
 }
 

@@ -12,6 +12,7 @@ import type { TokenPrices } from '../catalog/pricing.ts';
 import type { ProviderAdapter } from '../providers/adapter.ts';
 import { prepareRoute, type CallCandidate, type CallTarget, type Deployed, type ProviderRoute } from '../providers/provider-call.ts';
 import type { AdapterTable } from '../providers/registry.ts';
+import type { CatalogEntry } from '../catalog/catalog-file.ts';
 import { estimateInputTokens, holdOf } from './chat-quote.ts';
 import { GatewayError } from '../shared/errors.ts';
 import { parseChatRequest, type ChatRequest } from './chat-request.ts';
@@ -129,6 +130,11 @@ function prepareModel(request: ChatRequest, model: CatalogModel, asked: string, 
     throw refusal ?? new GatewayError('model_unavailable', `The model '${asked}' cannot run now: its provider is not connected yet.`, { param: 'model' });
   }
   return { model, prices: model.prices as TokenPrices, media: media ?? [], deployments };
+}
+
+/** Whether the chat route runs the entry at all (the catalog's availability reads it). */
+export function chatRouteRuns(entry: CatalogEntry): boolean {
+  return !NOT_CHAT.has(entry.category) && entry.chat !== undefined;
 }
 
 export function resolveChatModel(name: string, catalog: Catalog, param = 'model'): CatalogModel {

@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import { modelUnavailable, type Catalog, type CatalogModel } from '../catalog/catalog.ts';
 import type { TokenPrices } from '../catalog/pricing.ts';
+import type { CatalogEntry } from '../catalog/catalog-file.ts';
 import { parseStrictBody } from '../http/strict-body.ts';
 import type { EmbeddingsAdapter } from '../providers/embeddings-adapter.ts';
 import type { EmbeddingsAdapterTable } from '../providers/embeddings-registry.ts';
@@ -90,8 +91,12 @@ export interface RunnableEmbeddings extends PreparedEmbeddings {
 }
 
 /** The route runs the catalog's embedding models that have embedding facts and whose provider has an embeddings adapter. */
+export function embeddingsRouteRuns(entry: CatalogEntry, adapters: EmbeddingsAdapterTable): boolean {
+  return entry.category === 'embedding' && entry.embedding !== undefined && adapters[entry.provider] !== undefined;
+}
+
 function runsHere(model: CatalogModel, adapters: EmbeddingsAdapterTable): boolean {
-  return model.entry.category === 'embedding' && model.entry.embedding !== undefined && adapters[model.entry.provider] !== undefined;
+  return embeddingsRouteRuns(model.entry, adapters);
 }
 
 /** The models to name when another is asked for: those the route runs that are available now. */

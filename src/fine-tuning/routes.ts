@@ -22,6 +22,7 @@ import type { Catalog } from '../catalog/catalog.ts';
 import type { KeyPass } from '../gate/access-gate.ts';
 import { parseStrictBody } from '../http/strict-body.ts';
 import { FineTuningProviderError, type PageQuery } from '../providers/fine-tuning.ts';
+import { apiKeyVariable } from '../config.ts';
 import { GatewayError, invalidApiKey } from '../shared/errors.ts';
 import type { FineTuningJob, FineTuningJobStore } from '../store/fine-tuning-jobs.ts';
 import { parseCreateJob, providerHyperparameters, resolveFineTunable } from './request.ts';
@@ -77,7 +78,7 @@ export function registerFineTuningRoutes(app: FastifyInstance, deps: FineTuningR
     const provider = deps.runner.provider(model.entry.provider);
     if (provider === undefined) {
       request.log.error({ model: slug, provider: model.entry.provider }, 'fine-tunable model cannot run: its provider does not fine-tune here or has no API key (operator error)');
-      throw new GatewayError('model_unavailable', `The model '${slug}' cannot run now: its provider is not connected. Retry later or choose another model.`, { param: 'model' });
+      throw new GatewayError('model_unavailable', `The model '${slug}' cannot run now: its provider ${model.entry.provider} does not fine-tune here or has no API key (the operator must set ${apiKeyVariable(model.entry.provider)}).`, { param: 'model' });
     }
     const key = pass.key.record;
     if (key.dailyLimit !== null || key.monthlyLimit !== null) {
@@ -142,7 +143,7 @@ export function registerFineTuningRoutes(app: FastifyInstance, deps: FineTuningR
       throw new GatewayError('invalid_request', `The job cannot be cancelled: it is ${fineTuningJobView(job).status as string}.`);
     }
     const provider = deps.runner.provider(plan.provider);
-    if (provider === undefined) throw new GatewayError('model_unavailable', 'The job cannot be cancelled now: its provider is not connected. Retry later.');
+    if (provider === undefined) throw new GatewayError('model_unavailable', `The job cannot be cancelled now: its provider has no API key (the operator must set ${apiKeyVariable(plan.provider)}).`);
     let cancelled: unknown;
     try {
       cancelled = await provider.client.cancelJob(provider.endpoint, providerJobId);
@@ -168,7 +169,8 @@ export function registerFineTuningRoutes(app: FastifyInstance, deps: FineTuningR
     const providerJobId = job.record.providerJobId;
     if (providerJobId === null) return { object: 'list', data: [], has_more: false };
     const provider = deps.runner.provider((job.record.plan as FineTuningPlan).provider);
-    if (provider === undefined) throw new GatewayError('model_unavailable', 'The job cannot be read now: its provider is not connected. Retry later.');
+    const planned = (job.record.plan as FineTuningPlan).provider;
+    if (provider === undefined) throw new GatewayError('model_unavailable', `The job cannot be read now: its provider has no API key (the operator must set ${apiKeyVariable(planned)}).`);
     const pageQuery: PageQuery = { limit: query.limit ?? defaultLimit, ...(query.after === undefined ? {} : { after: query.after }) };
     const page = await provider.client[list](provider.endpoint, providerJobId, pageQuery);
     const data = page.data.map((item) => ('fine_tuning_job_id' in item ? { ...item, fine_tuning_job_id: job.record.jobId } : item));

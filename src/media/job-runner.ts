@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import { BackgroundRuns } from '../billing/background-runs.ts';
 import type { PaidRun, PaidRuns } from '../billing/paid-run.ts';
-import type { MediaHostEndpoint } from '../config.ts';
+import { apiKeyVariable, type MediaHostEndpoint } from '../config.ts';
 import { HostError, isTerminal, type HostEndpoint, type MediaHost, type MediaHostId, type Prediction } from '../providers/predictions/media-host.ts';
 import { transportFailure } from '../providers/upstream-client.ts';
 import { GatewayError, internalError, isErrorCode } from '../shared/errors.ts';
@@ -339,7 +339,7 @@ function recordedRefund(record: MediaJobRecord): GatewayError | undefined {
 }
 
 function unconfigured(host: MediaHostId): GatewayError {
-  return new GatewayError('model_unavailable', `The model cannot run now: no API key is configured for its host ${host}.`);
+  return new GatewayError('model_unavailable', `The model cannot run now: its host ${host} has no API key (the operator must set ${apiKeyVariable(host)}).`);
 }
 
 function hostFailure(prediction: Prediction): GatewayError {

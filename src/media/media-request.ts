@@ -102,6 +102,11 @@ function runsOn(route: MediaRoute, entry: CatalogEntry): boolean {
   return entry.category === route.category || (entry.category === 'multimodal' && entry.supported_formats.includes(route.format));
 }
 
+/** Whether the route runs the entry at all: its kind of model, on a media host, priced per call (the catalog's availability reads it). */
+export function mediaRouteRuns(route: MediaRoute, entry: CatalogEntry): boolean {
+  return runsOn(route, entry) && isMediaHost(entry.provider) && entry.pricing?.unit !== 'per_token';
+}
+
 function resolveMediaModel(name: string, route: MediaRoute, catalog: Catalog): CatalogModel {
   const found = catalog.resolve(name);
   if (found === undefined || !runsOn(route, found.entry)) {

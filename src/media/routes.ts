@@ -14,6 +14,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest }
 import type { RefusalCodes } from '../billing/hold-refusal.ts';
 import { payingKeyOf, type PaidRuns } from '../billing/paid-run.ts';
 import type { Catalog } from '../catalog/catalog.ts';
+import { apiKeyVariable } from '../config.ts';
 import { rateLimitHeaders } from '../gate/access-gate.ts';
 import type { GatePass } from '../gate/access-gate.ts';
 import { GatewayError, invalidApiKey } from '../shared/errors.ts';
@@ -53,7 +54,7 @@ function prepare(request: FastifyRequest, route: MediaRoute, deps: MediaRouteDep
   if (pass === undefined) throw invalidApiKey();
   const media = prepareMedia(request.body, route, deps.catalog);
   const slug = media.model.entry.slug;
-  if (deps.runner.endpoint(media.host) === undefined) throw operatorError(request.log, slug, `no API key is configured for its host ${media.host}`);
+  if (deps.runner.endpoint(media.host) === undefined) throw operatorError(request.log, slug, `its host ${media.host} has no API key: the operator must set ${apiKeyVariable(media.host)}`);
   const parts = media.countIsInput ? 1 : media.count;
   const input = media.countIsInput ? { ...media.input, n: media.count } : media.input;
   const defaultDuration = media.model.entry.configuration.default_params.duration;
@@ -71,7 +72,7 @@ function prepare(request: FastifyRequest, route: MediaRoute, deps: MediaRouteDep
 
 function operatorError(log: FastifyBaseLogger, slug: string, why: string): GatewayError {
   log.error({ model: slug, why }, 'media model cannot run (operator error)');
-  return new GatewayError('model_unavailable', `The model '${slug}' cannot run now: ${why}. Retry later or choose another model.`, { param: 'model' });
+  return new GatewayError('model_unavailable', `The model '${slug}' cannot run now: ${why}. Choose another model until the gateway's operator fixes it.`, { param: 'model' });
 }
 
 async function admit(prepared: Prepared, kind: MediaKind, deps: MediaRouteDeps, jobId: string) {

@@ -81,13 +81,12 @@ function operationObject(op: Operation): Json {
   return {
     operationId: op.operationId,
     summary: op.summary,
-    description: op.notBuilt === true ? `**Not built yet:** after the access gate (key, IP allowlist, scope \`${op.scope}\`, requests-per-minute limit) the route answers 501 \`not_implemented\`.\n\n${op.description}` : op.description,
+    description: op.description,
     tags: [op.tag],
     security,
     parameters: op.parameters,
     requestBody: op.body,
     responses,
-    ...(op.notBuilt === true ? { 'x-not-built': true } : {}),
     ...(op.scope !== undefined ? { 'x-scope': op.scope } : {}),
   };
 }

@@ -26,7 +26,6 @@ export interface Operation {
   errors: ErrorCode[];
   /** Headers on every error answer except 401 (chat: the rate-limit headers come on every answer after the key check). */
   errorHeaders?: string[];
-  notBuilt?: boolean;
 }
 
 export const TAGS = [

@@ -1,11 +1,9 @@
 /**
  * Every route of the gateway as one row: its Fastify pattern (openapi.test.ts matches these
- * against the registered routes), its access, body, answers and error codes. Routes whose
- * issue has not landed are generated from UNBUILT_ROUTES and marked `x-not-built`.
+ * against the registered routes), its access, body, answers and error codes.
  */
 import { z } from 'zod';
 import { listFiltersSchema } from '../catalog/listing.ts';
-import { UNBUILT_ROUTES } from '../http/unbuilt-routes.ts';
 import { AUDIO } from './audio-operations.ts';
 import type { ErrorCode } from '../shared/errors.ts';
 import { body, GATE, json, pathParam, RATE_HEADERS, ref, type Json, type Operation } from './operation-parts.ts';
@@ -283,33 +281,4 @@ const BUILT: Operation[] = [
   },
 ];
 
-/** What the spec says each route not built yet will do, and where it belongs. */
-const UNBUILT_FACTS: Record<string, { id: string; summary: string; tag: string; success: { status: number; description: string; headers?: string[] }[]; description: string; multipart?: true }> = {
-};
-
-const UNBUILT: Operation[] = UNBUILT_ROUTES.filter((r) => r.scope !== 'chat').map((r) => {
-  const facts = UNBUILT_FACTS[`${r.method} ${r.url}`];
-  if (facts === undefined) throw new Error(`openapi: no description for ${r.method} ${r.url}`);
-  const withBody = r.method === 'POST' && !r.url.endsWith('/cancel');
-  return {
-    method: r.method === 'GET' ? 'get' : 'post',
-    route: r.url,
-    path: r.url.replace(/:(\w+)/g, '{$1}'),
-    operationId: facts.id,
-    summary: `${facts.summary} (not built yet)`,
-    description: facts.description,
-    tag: facts.tag,
-    security: 'apiKey',
-    scope: r.scope,
-    parameters: r.url.includes(':id') ? [pathParam('id', 'Job id (UUID).', { type: 'string', format: 'uuid' })] : undefined,
-    body: !withBody ? undefined : facts.multipart === true
-      ? { required: true, content: { 'multipart/form-data': { schema: { type: 'object', properties: { file: { type: 'string', contentMediaType: 'application/octet-stream' } }, required: ['file'] } } } }
-      : { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
-    ok: facts.success,
-    errors: [...GATE, 'not_implemented', 'internal_error'],
-    errorHeaders: r.rateHeaders === 'always' ? RATE_HEADERS : undefined,
-    notBuilt: true,
-  } satisfies Operation;
-});
-
-export const OPERATIONS: readonly Operation[] = [...BUILT, ...RUNS, ...FINE_TUNING, ...AUDIO, ...PORTAL, ...UNBUILT];
+export const OPERATIONS: readonly Operation[] = [...BUILT, ...RUNS, ...FINE_TUNING, ...AUDIO];

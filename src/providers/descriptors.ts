@@ -32,11 +32,6 @@ export function chatProviderIds<D extends ProviderDescriptor>(list: readonly D[]
   return list.filter((descriptor) => descriptor.chat !== undefined).map((descriptor) => descriptor.id as ChatIdOf<D>);
 }
 
-/** Providers the gateway sends requests to itself: their models cannot run without an API key. */
-export function describedProviderIds<D extends ProviderDescriptor>(list: readonly D[]): D['id'][] {
-  return list.map((descriptor) => descriptor.id);
-}
-
 /** Each provider's name in the OpenTelemetry GenAI conventions (`gen_ai.provider.name`). */
 export function telemetryNames<D extends ProviderDescriptor>(list: readonly D[]): Partial<Record<ProviderId, string>> {
   return Object.fromEntries(list.map((descriptor) => [descriptor.id, descriptor.telemetryName]));

@@ -32,7 +32,7 @@ export function upstreamError(
   }
   if (status === 429) return new GatewayError('upstream_rate_limited', 'The model provider is throttling requests. Retry with exponential backoff.');
   if (status === 401 || status === 402 || status === 403 || status === 404) {
-    const error = new GatewayError('model_unavailable', 'The model cannot run now: the provider refused the gateway. Retry later or choose another model.');
+    const error = new GatewayError('model_unavailable', "The model cannot run now: its provider refused the gateway's API key or does not know the model. Choose another model until the gateway's operator fixes it.");
     if (status === 401 || status === 403) REFUSED_KEYS.add(error);
     return error;
   }

@@ -67,7 +67,6 @@ const CATALOGUE = {
   // 499, 5xx
   client_closed_request: [499, 'api_error'],
   internal_error: [500, 'api_error'],
-  not_implemented: [501, 'api_error'],
   upstream_error: [502, 'api_error'],
   model_unavailable: [503, 'api_error'],
   provider_timeout: [504, 'api_error'],

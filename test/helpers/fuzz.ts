@@ -61,7 +61,7 @@ export interface FuzzRoute {
     /** Whether the answer is a complete, successful one (then the run is settled; otherwise refunded or never held). */
     answered(answer: RawAnswer): boolean;
   };
-  /** 5xx answers this route gives by design, code → status (501 not_implemented on routes not built yet). */
+  /** 5xx answers this route gives by design, code → status (503 model_unavailable for a model the catalog cannot run). */
   designedServerErrors?: Readonly<Record<string, number>>;
   runs: number;
 }
