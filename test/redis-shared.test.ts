@@ -93,6 +93,21 @@ for (const dialect of DIALECTS) {
         expect(refused.json.error.code).toBe('invalid_api_key');
       });
 
+      it("a key's creation reaching B after B read the key (B's Redis 30 ms away) leaves it in B's cache", async () => {
+        proxyB.delay(30);
+        try {
+          const { key } = await a.account();
+          expect((await models(b, key)).status).toBe(200);
+          const queries = keyReads();
+          // By now the announcement of the key's creation has reached B, after B read the key.
+          await sleep(100);
+          expect((await models(b, key)).status).toBe(200);
+          expect(keyReads()).toBe(queries);
+        } finally {
+          proxyB.delay(0);
+        }
+      });
+
       it('a key rotated through B: A refuses the old secret at once and takes the new one', async () => {
         const { key, keyId } = await a.account();
         expect((await models(a, key)).status).toBe(200);

@@ -1,7 +1,9 @@
 /**
  * Secret → key record, without a database query once a key is cached.
  * Entries are dropped at once when a key changes (KeyEvents); unknown secrets are
- * remembered too (bounded), so a flood of bad keys does not reach the database.
+ * remembered too (bounded), so a flood of bad keys does not reach the database. A key's
+ * creation only forgets that its hash was unknown: its announcement may reach another
+ * process after that process has already read and cached the new key.
  * While key events are not live (Redis away) nothing is cached: every key is read
  * from the database, so a key changed by another process is never served stale.
  */
@@ -22,14 +24,21 @@ export class KeyCache {
   private readonly known = new Map<string, ResolvedKey>();
   private readonly unknown = new Set<string>();
   private readonly pending = new Map<string, Promise<ResolvedKey | undefined>>();
-  /** Bumped on every key change, so a lookup that raced a change does not cache a stale record. */
+  /** Bumped on every change to a key, so a lookup that raced a change does not cache a stale record. */
   private generation = 0;
+  /** Bumped on every key created, so a lookup that raced a creation does not remember the hash as unknown. */
+  private creations = 0;
 
   constructor(
     private readonly store: Pick<KeyStore, 'findKeyByHash'>,
     private readonly events: KeyEvents,
   ) {
     events.subscribe((change) => {
+      if (change.kind === 'created') {
+        this.creations++;
+        this.unknown.delete(change.hash);
+        return;
+      }
       this.generation++;
       this.known.delete(change.hash);
       this.unknown.delete(change.hash);
@@ -37,6 +46,7 @@ export class KeyCache {
     // Changes may have been missed while the events were down: start again from empty.
     events.onLiveChange(() => {
       this.generation++;
+      this.creations++;
       this.known.clear();
       this.unknown.clear();
     });
@@ -59,9 +69,14 @@ export class KeyCache {
 
   private async load(hash: string): Promise<ResolvedKey | undefined> {
     const generation = this.generation;
+    const creations = this.creations;
     const record = await this.store.findKeyByHash(hash);
     if (generation !== this.generation) {
       // A key changed meanwhile: answer from a fresh read, cache nothing.
+      return this.read(hash);
+    }
+    if (record === undefined && creations !== this.creations) {
+      // A key was created meanwhile, perhaps this one: read again rather than remember the hash as unknown.
       return this.read(hash);
     }
     if (record === undefined) {

@@ -113,7 +113,9 @@ export class RedisKeyEvents implements KeyEvents {
   private async checkSubscription(): Promise<void> {
     if (!this.live) return;
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), CHECK_TIMEOUT_MS)));
+    // After the event loop stalled (a busy machine), the timer and the reply are due together: the reply, already
+    // in the socket, is read in the poll phase, before setImmediate, so a stall is not taken for a lost connection.
+    const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => setImmediate(() => resolve('timeout')), CHECK_TIMEOUT_MS)));
     const answer = await Promise.race([this.subscriber.ping().catch(() => 'failed'), timeout]);
     clearTimeout(timer);
     if (answer === 'timeout' || answer === 'failed') this.subscriber.disconnect(true);
