@@ -111,13 +111,20 @@ describe('POST /audio/uploads', () => {
     expect(JSON.parse(answer.body).error.code).toBe('file_too_large');
   });
 
-  it('not multipart → 400 invalid_body; no file part → 400 missing_file; an empty file → 400 empty_file', async () => {
+  it('not multipart (another type, or no part at all) → 400 invalid_body; parts but no file part → 400 missing_file; an empty file → 400 empty_file', async () => {
     const json = await http(uploadsUrl, { key, body: { file: 'x' } });
     expect(json.status).toBe(400);
     expect(json.json.error.code).toBe('invalid_body');
     const broken = await http(uploadsUrl, { key, rawBody: '--x\r\ncontent-disposition: form-data; name="file"; filename="a"\r\n\r\nabc', headers: { 'content-type': 'multipart/form-data; boundary=x' } });
     expect(broken.status).toBe(400);
     expect(['invalid_body', 'empty_file', 'missing_file']).toContain(broken.json.error.code);
+    // Declared multipart, but not multipart at all: the audio bytes themselves, or nothing (issue 33: was missing_file).
+    for (const rawBody of [wav(1).toString('latin1'), '']) {
+      const notAForm = await http(uploadsUrl, { key, rawBody, headers: { 'content-type': 'multipart/form-data; boundary=x' } });
+      expect(notAForm.status).toBe(400);
+      expect(notAForm.json.error.code).toBe('invalid_body');
+      expect(notAForm.json.error.message).toContain('no part was found');
+    }
     const none = await postForm(uploadsUrl, key, { note: 'no file here' });
     expect(none.status).toBe(400);
     expect(none.json.error.code).toBe('missing_file');

@@ -39,9 +39,9 @@ describe('error shape', () => {
     const r = await gw.api('/chat/completions', { key, rawBody: '{"model":', headers: { 'content-type': 'application/json' } });
     expect(r.status).toBe(400);
     expect(r.json.error).toEqual({ message: expect.any(String), type: 'invalid_request_error', code: 'invalid_json', param: null });
-    // JSON sent without a JSON content type is parsed too; broken JSON is still invalid_json.
+    // A form is not JSON: 415 (http-content-types.test.ts has the whole rule).
     const form = await gw.api('/chat/completions', { key, rawBody: 'model=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
-    expect(form.json.error.code).toBe('invalid_json');
+    expect(form.json.error.code).toBe('unsupported_media_type');
   });
 
   it('oversized body → 413 payload_too_large', async () => {

@@ -2,8 +2,8 @@
  * Multipart bodies of the audio routes (@fastify/multipart over busboy), streamed: a
  * `Content-Length` over the route's ceiling is refused before the body is read, and the
  * file is kept only up to its limit (busboy skips the rest, so the connection stays usable).
- *   not multipart, or broken framing → 400 invalid_body
- *   no `file` part → 400 missing_file; an empty one → 400 empty_file
+ *   not multipart (another type, no part in the body at all), or broken framing → 400 invalid_body
+ *   parts, but no `file` part → 400 missing_file; an empty one → 400 empty_file
  *   a file over the limit → 413 file_too_large
  */
 import multipart from '@fastify/multipart';
@@ -53,9 +53,11 @@ export async function readForm(request: FastifyRequest, limits: MultipartLimits)
   const fields: Record<string, string | string[]> = {};
   let file: MultipartForm['file'] | undefined;
   let truncated = false;
+  let seen = 0;
   try {
     const parts = request.parts({ limits: { fileSize: limits.fileBytes, files: 1, fields: 32, fieldSize: 64 * 1024, parts: 40 } });
     for await (const part of parts) {
+      seen++;
       if (part.type === 'field') {
         const value = typeof part.value === 'string' ? part.value : String(part.value);
         const seen = fields[part.fieldname];
@@ -72,6 +74,8 @@ export async function readForm(request: FastifyRequest, limits: MultipartLimits)
     if (thrown instanceof GatewayError) throw thrown;
     throw new GatewayError('invalid_body', 'The multipart body could not be read (broken framing, or more than one file or 32 fields).');
   }
+  // A body without a single part (no boundary line in it: raw bytes, or nothing) is not a form at all.
+  if (seen === 0) throw new GatewayError('invalid_body', 'The body is not a multipart/form-data form: no part was found. Send the file as a `file` part (curl -F file=@…).');
   if (truncated) throw tooLarge(`The file is larger than ${limits.fileBytes / MB} MB.`);
   if (file === undefined) throw new GatewayError('missing_file', 'The form has no `file` part.', { param: 'file' });
   if (file.bytes.length === 0) throw new GatewayError('empty_file', 'The `file` part is empty.', { param: 'file' });

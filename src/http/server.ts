@@ -57,10 +57,13 @@ export function createServer(options: ServerOptions): FastifyInstance {
   const { allowedMethods, registered } = routeTable(app);
   app.decorate('registeredRoutes', () => registered.map((r) => ({ ...r })));
 
-  // One JSON parser for every content type: clients that send JSON without a JSON
-  // content-type (curl -d) still get parsed, and an empty body is no body.
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser(['application/json', '*'], { parseAs: 'string' }, (_request, body, done) => {
+  // One content-type rule for every JSON route (docs/api/overview.md, "Bodies"): a body is read as JSON when
+  // it is sent as application/json or with no Content-Type at all; any other type is 415 unsupported_media_type
+  // saying what to send. An empty body is no body. (The multipart routes and /mcp have their own parsers.)
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(['application/json', '*'], { parseAs: 'string' }, (request, body, done) => {
+    const declared = request.headers['content-type'];
+    if (declared !== undefined && contentTypeRule.mediaTypeOf(declared) !== 'application/json') return done(contentTypeRule.refusal(declared), undefined);
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
     try {
@@ -132,7 +135,7 @@ function toGatewayError(error: FastifyError | GatewayError | Error, request: Fas
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new GatewayError('payload_too_large', `The request body is larger than ${request.routeOptions.bodyLimit ?? 'the limit'} bytes.`);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new GatewayError('unsupported_media_type', 'Unsupported content type.');
+      return contentTypeRule.refusal(request.headers['content-type'] ?? '');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new GatewayError('invalid_request', 'The request body size did not match Content-Length.');
   }
@@ -160,6 +163,17 @@ function routeTable(app: FastifyInstance): { allowedMethods: (method: string, pa
   };
   return { allowedMethods, registered };
 }
+
+/** The JSON routes' content-type rule: the media type a Content-Type names, and the 415 for any but JSON. */
+export const contentTypeRule = {
+  mediaTypeOf(header: string): string {
+    return (header.split(';')[0] ?? '').trim().toLowerCase();
+  },
+  refusal(header: string): GatewayError {
+    const said = header.replace(/[^\x20-\x7e]/g, '?').slice(0, 100);
+    return new GatewayError('unsupported_media_type', `This route takes a JSON body: send it with Content-Type: application/json (the request said '${said}').`);
+  },
+};
 
 function pathOf(url: string): string {
   const q = url.indexOf('?');
