@@ -1,9 +1,9 @@
 /**
  * POST /api/v1/audio/transcriptions over real HTTP: multipart file + model, the answer shapes
  * (json, text, srt, vtt, verbose_json), SeamlessM4T-type models that need an ISO-639-1
- * language, GPU time held and settled on the host's predict time and never billed beyond the
- * audio's length (read from the audio itself, not a header that under-reports it), the body
- * limits, and the money refusals — with balances before and after.
+ * language, GPU time held at the catalog's estimate and settled on the host's predict time
+ * (capped only by the model's time limit, never by the audio's length), the audio's own length
+ * in verbose_json, the body limits, and the money refusals — with balances before and after.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { money } from './helpers/chat.ts';
@@ -13,7 +13,8 @@ import { png } from './helpers/media.ts';
 import { ledgerKinds, settled } from './helpers/media-host.ts';
 import { rawExchange } from './helpers/raw-http.ts';
 
-const HELD = 30 * MICRO_PER_GPU_SECOND;
+/** stt: an estimate of 5 GPU-seconds, a 30-second limit: the estimate is held. */
+const HELD = 5 * MICRO_PER_GPU_SECOND;
 
 describe('POST /audio/transcriptions', () => {
   let h: AudioHarness;
@@ -27,7 +28,7 @@ describe('POST /audio/transcriptions', () => {
   });
   afterAll(async () => h.close());
 
-  it('json: 200 {text}, rate-limit headers and X-Job-Id; held 30 GPU-seconds, settled on predict_time 0.8 s', async () => {
+  it('json: 200 {text}, rate-limit headers and X-Job-Id; held the estimate (5 GPU-seconds), settled on predict_time 0.8 s', async () => {
     const before = await money(h.gw, accountId);
     h.host.enqueue({ kind: 'prediction', durationMs: 20, predictTime: 0.8 });
     const r = await postForm(url, key, { model: 'stt' }, { bytes: wav(40), type: 'audio/wav', name: 'call.wav' });
@@ -45,31 +46,44 @@ describe('POST /audio/transcriptions', () => {
     expect(sent.response_format).toBe('json');
   });
 
-  it("the audio's length bounds the bill: a 3-second WAV is held 3 GPU-seconds and a host reporting 12 s is billed 3", async () => {
+  // Issue 33: these were capped by the audio's length (a 3-second WAV held 3 and billed 3 whatever the host reported).
+  it("the host's predict_time is billed, not the audio's length: a 2-second WAV taking 3.5 GPU-seconds is billed 3.5", async () => {
     const before = await money(h.gw, accountId);
-    h.host.enqueue({ kind: 'prediction', durationMs: 20, predictTime: 12 });
-    const r = await postForm(url, key, { model: 'stt' }, { bytes: wav(3), type: 'audio/wav' });
+    h.host.enqueue({ kind: 'prediction', durationMs: 20, predictTime: 3.5 });
+    const r = await postForm(url, key, { model: 'stt' }, { bytes: wav(2), type: 'audio/wav' });
     expect(r.status).toBe(200);
-    const { job } = await settled(h.gw, r.headers['x-job-id'] as string);
-    expect(job).toMatchObject({ held: 3 * MICRO_PER_GPU_SECOND, cost: 3 * MICRO_PER_GPU_SECOND });
-    expect(await money(h.gw, accountId)).toEqual({ balance: before.balance - 3 * MICRO_PER_GPU_SECOND, held: 0 });
+    const { job, media } = await settled(h.gw, r.headers['x-job-id'] as string);
+    expect(job).toMatchObject({ held: HELD, cost: 3.5 * MICRO_PER_GPU_SECOND });
+    expect(media?.usage).toEqual({ gpu_seconds: 3.5 });
+    expect(await money(h.gw, accountId)).toEqual({ balance: before.balance - 3.5 * MICRO_PER_GPU_SECOND, held: 0 });
   });
 
-  // Without the audio's own length these were capped at 5 s and 4 s: held and billed 5 or 4 GPU-seconds.
+  it('predict_time is capped only by the time limit (30 s); the charge, as on every run, never exceeds what was held (the estimate)', async () => {
+    const before = await money(h.gw, accountId);
+    h.host.enqueue({ kind: 'prediction', durationMs: 20, predictTime: 45 });
+    const r = await postForm(url, key, { model: 'stt' }, { bytes: wav(3), type: 'audio/wav' });
+    expect(r.status).toBe(200);
+    const { job, media } = await settled(h.gw, r.headers['x-job-id'] as string);
+    expect(media?.usage).toEqual({ gpu_seconds: 30 });
+    expect(job).toMatchObject({ held: HELD, cost: HELD });
+    expect(await money(h.gw, accountId)).toEqual({ balance: before.balance - HELD, held: 0 });
+  });
+
+  // The length a file reports about itself is not believed: verbose_json gives the audio's own.
   const lying: [string, Buffer, string][] = [
     ['a WebM whose Duration header says 5 s and whose blocks run 70 s', webm(70, { headerSeconds: 5 }), 'audio/webm'],
     ['a chained Ogg Opus (a 4 s link, then a 70 s one) that music-metadata measures 4 s', Buffer.concat([oggOpus(4), oggOpusPacked(70, 0x7e57)]), 'audio/ogg'],
   ];
   for (const [name, bytes, type] of lying) {
-    it(`the length is the audio's own: ${name} is held 30 GPU-seconds and a host reporting 20 s is billed 20`, async () => {
+    it(`the length is the audio's own: ${name} is 70 s in verbose_json; held the estimate, billed predict_time 4 s`, async () => {
       const before = await money(h.gw, accountId);
-      h.host.enqueue({ kind: 'prediction', durationMs: 20, predictTime: 20 });
+      h.host.enqueue({ kind: 'prediction', durationMs: 20, predictTime: 4 });
       const r = await postForm(url, key, { model: 'stt', response_format: 'verbose_json' }, { bytes, type });
       expect(r.status, r.text).toBe(200);
       expect(r.json.duration).toBeGreaterThanOrEqual(70);
       const { job } = await settled(h.gw, r.headers['x-job-id'] as string);
-      expect(job).toMatchObject({ held: HELD, cost: 20 * MICRO_PER_GPU_SECOND });
-      expect(await money(h.gw, accountId)).toEqual({ balance: before.balance - 20 * MICRO_PER_GPU_SECOND, held: 0 });
+      expect(job).toMatchObject({ held: HELD, cost: 4 * MICRO_PER_GPU_SECOND });
+      expect(await money(h.gw, accountId)).toEqual({ balance: before.balance - 4 * MICRO_PER_GPU_SECOND, held: 0 });
     });
   }
 
@@ -156,7 +170,8 @@ describe('transcriptions: money refusals, nothing held', () => {
 
   it('the monthly spending limit → 402 monthly_limit_exceeded (spending_limit_error), with rate-limit headers', async () => {
     const { key, accountId } = await h.gw.account({ credits: 100, key: { scopes: ['audio'] } });
-    await h.gw.admin('PATCH', `/admin/v1/accounts/${accountId}`, { monthly_spending_limit_credits: 1 });
+    // The hold is 0.5 credits (the 5 GPU-second estimate).
+    await h.gw.admin('PATCH', `/admin/v1/accounts/${accountId}`, { monthly_spending_limit_credits: 0.4 });
     const before = await money(h.gw, accountId);
     const r = await postForm(`${h.gw.url}/api/v1/audio/transcriptions`, key, { model: 'stt' }, { bytes: wav(20), type: 'audio/wav' });
     expect(r.status).toBe(402);
@@ -167,10 +182,10 @@ describe('transcriptions: money refusals, nothing held', () => {
   });
 
   it('a balance below the hold → 402 insufficient_credits', async () => {
-    const { key, accountId } = await h.gw.account({ credits: 1, key: { scopes: ['audio'] } });
+    const { key, accountId } = await h.gw.account({ credits: 0.4, key: { scopes: ['audio'] } });
     const r = await postForm(`${h.gw.url}/api/v1/audio/transcriptions`, key, { model: 'stt' }, { bytes: wav(20), type: 'audio/wav' });
     expect(r.status).toBe(402);
     expect(r.json.error.code).toBe('insufficient_credits');
-    expect(await money(h.gw, accountId)).toEqual({ balance: 1_000_000, held: 0 });
+    expect(await money(h.gw, accountId)).toEqual({ balance: 400_000, held: 0 });
   });
 });

@@ -68,7 +68,8 @@ describe('GET /models', () => {
     const pic = (await gw.api('/models/pic-1')).json.pricing;
     expect(pic).toMatchObject({ unit: 'per_image', usd: 0.04, credits: 4, basis: 'one 1024x1024 image', currency: 'credits', credit_usd: 0.01, credit_cost_fixed: 4 });
     const gpu = (await gw.api('/models/video-gpu')).json.pricing;
-    expect(gpu).toMatchObject({ unit: 'per_gpu_second', usd: 0.168, credits: 16.8, estimated_seconds: 120, hold_seconds: 300, hold_usd: 0.42, hold_credits: 42 });
+    // What a run holds: the estimate, capped by the limit (issue 33: was the 300 s limit, 0.42 USD).
+    expect(gpu).toMatchObject({ unit: 'per_gpu_second', usd: 0.168, credits: 16.8, estimated_seconds: 120, hold_seconds: 300, hold_usd: 0.168, hold_credits: 16.8 });
   });
 
   it('filters: category, provider, featured', async () => {

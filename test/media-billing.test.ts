@@ -1,7 +1,7 @@
 /**
  * Each pricing unit settles as DECISIONS.md says, over real HTTP: per_output × outputs,
- * per_gpu_second × metrics.predict_time (the time limit held; a run stopped at the limit is
- * canceled at the host and billed for the limit). per_image, per_video and
+ * per_gpu_second × metrics.predict_time (the estimate held, capped by the time limit; a run stopped
+ * at the limit is canceled at the host and billed for the limit). per_image, per_video and
  * per_second_of_output are in media-images and media-videos.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,7 +28,7 @@ describe('pricing units over HTTP', () => {
     expect(await money(h.gw, accountId)).toEqual({ balance: before.balance - 4_000_000, held: 0 });
   });
 
-  it('per_gpu_second: the 1-second limit held per image; metrics.predict_time billed (0.3 s + 0.45 s at USD 0.001/s)', async () => {
+  it('per_gpu_second: the estimate (here the 1-second limit) held per image; metrics.predict_time billed (0.3 s + 0.45 s at USD 0.001/s)', async () => {
     const before = await money(h.gw, accountId);
     h.host.enqueue({ kind: 'prediction', durationMs: 30, predictTime: 0.3 });
     h.host.enqueue({ kind: 'prediction', durationMs: 30, predictTime: 0.45 });

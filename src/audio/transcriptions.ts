@@ -103,9 +103,9 @@ export function registerTranscriptionRoute(scope: FastifyInstance, deps: AudioRo
     else input.response_format = defaultFormat;
     input[FILE_INPUTS.find((name) => name in declared) ?? 'file'] = `data:${sniffed.detected};base64,${form.file.bytes.toString('base64')}`;
     if (lang !== undefined && 'language' in declared) input.language = lang;
+    // GPU time is held and billed as on every GPU model (the host's predict_time, capped only by the model's time
+    // limit): the audio's length bounds neither, as a host may take longer than the recording lasts.
     const terms = termsOf(request, media, { input, characters: 0 });
-    // inspectAudio answers at most MAX_AUDIO_SECONDS (a longer file is unreadable), and the price terms bound what they are given.
-    if (seconds !== undefined && terms.unit === 'per_gpu_second') terms.capSeconds = Math.ceil(seconds * 1000) / 1000;
     const outcome = await runAudio(request, reply, deps, {
       kind: 'transcription',
       media,

@@ -67,8 +67,9 @@ const callPricing = z.strictObject({
 const gpuPricing = z.strictObject({
   unit: z.literal('per_gpu_second'),
   usd_per_second: decimal,
+  /** GPU seconds of a typical run: what a run holds, up to the limit below. */
   estimated_seconds: z.number().positive(),
-  /** Seconds held up front (the run is stopped and billed at this limit). */
+  /** The model's time limit: a run still going then is stopped at the host and billed for it (at most what it held). */
   hold_seconds: z.number().positive(),
   basis: z.string().min(1),
 });

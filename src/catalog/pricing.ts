@@ -95,7 +95,8 @@ export function publicPricing(pricing: CatalogPricing): PublicPricing {
     case 'per_gpu_second': {
       const perSecond = parseDecimal(pricing.usd_per_second);
       const usd = scaleBy(perSecond, pricing.estimated_seconds);
-      const held = scaleBy(perSecond, pricing.hold_seconds);
+      // What a run holds (media-price.ts): the estimate, capped at the time limit.
+      const held = scaleBy(perSecond, Math.min(pricing.estimated_seconds, pricing.hold_seconds));
       return {
         unit: 'per_gpu_second',
         usd: toNumber(usd),

@@ -304,7 +304,7 @@ export class MediaJobRunner {
     const { cost, usage } = settlementOf(plan.terms, results);
     if (stopped) {
       const limit = plan.terms.limitSeconds ?? 0;
-      const error = new GatewayError('provider_timeout', `The run was stopped at the model's time limit of ${limit} GPU-second${limit === 1 ? '' : 's'} and is billed for the limit.`);
+      const error = new GatewayError('provider_timeout', `The run was stopped at the model's time limit of ${limit} GPU-second${limit === 1 ? '' : 's'} and is billed for the limit, at most what was held.`);
       await this.deps.jobs.recordOutcome(run.jobId, { outputs: urls, usage: { ...usage }, errorCode: error.code, errorMessage: error.message }, now);
       await run.settle(cost, usage, 'canceled', { urls });
       return { kind: 'failed', error, billed: true };

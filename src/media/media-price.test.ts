@@ -51,10 +51,13 @@ describe('media prices', () => {
     expect(settlementOf(t, [part()]).usage).toEqual({ characters: 1234 });
   });
 
-  it('per_gpu_second: the time limit held per prediction; predict_time billed, capped at the limit; a run stopped there billed the limit', () => {
+  // Issue 33: the time limit was held (2 × 180 s); DECISIONS.md holds the estimate, capped by the limit.
+  it('per_gpu_second: the estimate held per prediction (capped by the limit); predict_time billed, capped only at the limit; a run stopped there billed the limit', () => {
     const t = terms({ unit: 'per_gpu_second', usd_per_second: '0.000975', estimated_seconds: 20, hold_seconds: 180, basis: 'b' }, { parts: 2, outputs: 2 });
-    // 2 × 180 s × 0.000975 USD = 0.351 USD
-    expect(quoteOf(t)).toBe(35_100_000);
+    // 2 × 20 s × 0.000975 USD = 0.039 USD
+    expect(quoteOf(t)).toBe(3_900_000);
+    const overLimit = terms({ unit: 'per_gpu_second', usd_per_second: '0.000975', estimated_seconds: 500, hold_seconds: 180, basis: 'b' }, { parts: 1, outputs: 1 });
+    expect(quoteOf(overLimit)).toBe(180 * 97_500);
     // 12.683421 s × 0.000975 USD = 0.012366335475 USD = 1,236,633.5475 micro → 1,236,634
     expect(settlementOf(t, [part({ predictSeconds: 12.683421 }), part({ predictSeconds: 0 })]).cost).toBe(1_236_634);
     expect(settlementOf(t, [part({ predictSeconds: 500 }), part({ predictSeconds: 1 })]).cost).toBe(Math.ceil((180 + 1) * 97_500));

@@ -28,8 +28,8 @@ export interface PriceTerms {
   requestedSeconds?: number;
   /** per_gpu_second: the model's time limit per prediction (seconds); a prediction stopped there is billed for it. */
   limitSeconds?: number;
-  /** per_gpu_second: the most GPU seconds one prediction can be billed, below the limit (a transcription's audio length). */
-  capSeconds?: number;
+  /** per_gpu_second: the catalog's estimate of one prediction (seconds), held up to the limit (DECISIONS.md). */
+  estimatedSeconds?: number;
   /** per_1000_characters: characters of the input text. */
   characters?: number;
 }
@@ -87,16 +87,19 @@ function outputSeconds(t: PriceTerms, parts: PartResult[]): Fraction {
   return sum(parts.map((p) => (p.outputSeconds === undefined ? times(requested, p.outputs) : decimal(p.outputSeconds))));
 }
 
-/** GPU seconds of each prediction, capped at the time limit; one stopped there counts the limit. */
+/** GPU seconds of each prediction (the host's predict_time), capped only at the time limit; one stopped there counts the limit. */
 function gpuSeconds(t: PriceTerms, parts: PartResult[]): Fraction {
-  const limit = billableLimit(t);
+  const limit = decimal(t.limitSeconds ?? 0);
   return sum(parts.map((p) => (p.stoppedAtLimit ? limit : min(decimal(p.predictSeconds ?? 0), limit))));
 }
 
-/** The most GPU seconds one prediction is billed: its time limit, or the cap below it. */
-function billableLimit(t: PriceTerms): Fraction {
+/**
+ * What one prediction holds: the catalog's estimate, capped at the time limit (DECISIONS.md "Media and GPU
+ * hosts"). Terms stored before the estimate was (a job resumed after an upgrade) hold the limit.
+ */
+function heldSeconds(t: PriceTerms): Fraction {
   const limit = decimal(t.limitSeconds ?? 0);
-  return t.capSeconds === undefined ? limit : min(limit, decimal(t.capSeconds));
+  return t.estimatedSeconds === undefined ? limit : min(decimal(t.estimatedSeconds), limit);
 }
 
 const UNITS: Record<MediaUnit, UnitRow> = {
@@ -114,7 +117,7 @@ const UNITS: Record<MediaUnit, UnitRow> = {
     usage: (t) => ({ characters: t.characters ?? 0 }),
   },
   per_gpu_second: {
-    held: (t) => times(billableLimit(t), t.parts),
+    held: (t) => times(heldSeconds(t), t.parts),
     used: gpuSeconds,
     usage: (t, parts) => ({ gpu_seconds: toNumber(gpuSeconds(t, parts)) }),
   },
@@ -161,7 +164,7 @@ export function priceTerms(pricing: Exclude<CatalogPricing, { unit: 'per_token' 
       };
     }
     case 'per_gpu_second':
-      return { unit: pricing.unit, perUnit: perUnit(pricing.usd_per_second), limitSeconds: pricing.hold_seconds, ...common };
+      return { unit: pricing.unit, perUnit: perUnit(pricing.usd_per_second), limitSeconds: pricing.hold_seconds, estimatedSeconds: pricing.estimated_seconds, ...common };
   }
 }
 

@@ -41,6 +41,7 @@ const imageSchema = (extra: Record<string, unknown> = {}) => ({
  * n at a time by the model; pic-outputs 0.02 per output; pic-gpu USD 0.001 per GPU-second
  * (100,000 micro-credits) with a 1-second limit; clip 0.98 per video; clip-seconds
  * 0.4625 per default 5-second call (0.0925 per second); clip-gpu 0.002 per GPU-second, 1 s limit.
+ * The GPU models' estimate is their limit, so what they hold (the estimate, capped by the limit) is the limit.
  */
 export function mediaCatalog(extra: Entry[] = []): Entry[] {
   return [
@@ -48,7 +49,7 @@ export function mediaCatalog(extra: Entry[] = []): Entry[] {
     imageEntry('pic-batch', { provider: 'provider_5', provider_model_id: 'acme/pic-batch', pricing: { unit: 'per_image', usd: '0.03', basis: 'one image' }, configuration: imageSchema({ n: { type: 'integer', minimum: 1, maximum: 4 } }) }),
     imageEntry('pic-edit', { category: 'multimodal', supported_formats: ['image', 'text'], provider: 'provider_5', provider_model_id: 'acme/pic-edit', configuration: { input_schema: { type: 'object', required: ['prompt', 'image'], properties: { prompt, image: { type: 'string' } } }, default_params: {} } }),
     imageEntry('pic-outputs', { provider: 'provider_9', provider_model_id: 'acme/pic-outputs', pricing: { unit: 'per_output', usd: '0.02', basis: 'one output' }, configuration: imageSchema() }),
-    imageEntry('pic-gpu', { provider: 'custom', provider_model_id: 'acme/pic-gpu', pricing: { unit: 'per_gpu_second', usd_per_second: '0.001', estimated_seconds: 0.5, hold_seconds: 1, basis: 'GPU time' }, configuration: imageSchema() }),
+    imageEntry('pic-gpu', { provider: 'custom', provider_model_id: 'acme/pic-gpu', pricing: { unit: 'per_gpu_second', usd_per_second: '0.001', estimated_seconds: 1, hold_seconds: 1, basis: 'GPU time' }, configuration: imageSchema() }),
     imageEntry('pic-chat-host', { provider: 'provider_1', configuration: imageSchema() }),
     imageEntry('pic-unpriced', { pricing: null }),
     imageEntry('pic-gone', { lifecycle: { status: 'removed', successor_slug: 'pic' } }),
@@ -59,7 +60,7 @@ export function mediaCatalog(extra: Entry[] = []): Entry[] {
       provider_model_id: 'acme/clip-text',
       configuration: { input_schema: { type: 'object', required: ['prompt'], properties: { prompt, duration: { type: 'integer', enum: [5] } } }, default_params: { duration: 5 } },
     }),
-    videoEntry('clip-gpu', { provider: 'provider_10', provider_model_id: 'acme/clip-gpu', pricing: { unit: 'per_gpu_second', usd_per_second: '0.002', estimated_seconds: 0.5, hold_seconds: 1, basis: 'GPU time' } }),
+    videoEntry('clip-gpu', { provider: 'provider_10', provider_model_id: 'acme/clip-gpu', pricing: { unit: 'per_gpu_second', usd_per_second: '0.002', estimated_seconds: 1, hold_seconds: 1, basis: 'GPU time' } }),
     chatEntry('chatty', 'provider_1'),
     ...extra,
   ];
