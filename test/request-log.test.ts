@@ -6,18 +6,24 @@ import type { Emulator } from '../emulators/types.ts';
 import { writeCatalog } from './fixtures/catalog.ts';
 import { chatCatalog } from './helpers/chat.ts';
 import { ADMIN_TOKEN, http, startGateway, type TestGateway } from './helpers/gateway.ts';
+import { closedPort } from './helpers/tcp-proxy.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- log lines are inspected freely
 type Line = Record<string, any>;
 
 let gw: TestGateway;
 let openai: Emulator;
+let anthropic: Emulator;
+/** provider_7 points at a closed port (a network failure); provider_2 at an emulator that refuses this key. */
+const UNREACHABLE_KEY = 'sk-deepseek-secret-unreachable-0123456789';
+const REFUSED_KEY = 'sk-ant-secret-refused-0123456789';
 let raw = '';
 const lines = (): Line[] => raw.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Line);
 const requestLines = () => lines().filter((l) => l.msg === 'request');
 
 beforeAll(async () => {
   openai = await startEmulator('openai');
+  anthropic = await startEmulator('anthropic');
   const logStream = new Writable({
     write(chunk: Buffer, _encoding, done) {
       raw += chunk.toString();
@@ -29,14 +35,41 @@ beforeAll(async () => {
     CATALOG_FILE: writeCatalog(chatCatalog()),
     PROVIDER_1_BASE_URL: openai.baseUrl,
     PROVIDER_1_API_KEY: openai.apiKey,
+    PROVIDER_7_BASE_URL: `http://127.0.0.1:${await closedPort()}`,
+    PROVIDER_7_API_KEY: UNREACHABLE_KEY,
+    PROVIDER_2_BASE_URL: anthropic.baseUrl,
+    PROVIDER_2_API_KEY: REFUSED_KEY,
   }, { logStream });
 });
 afterAll(async () => {
   await gw.close();
   await openai.close();
+  await anthropic.close();
 });
 
 describe('request log', () => {
+  it("a provider failure's line says why: a network failure (unreachable) and a refused key read differently, and neither shows the key", async () => {
+    const { key } = await gw.account();
+    const before = requestLines().length;
+    const hi = [{ role: 'user', content: 'Hi' }];
+    const unreachable = await gw.api('/chat/completions', { key, body: { model: 'deepseek-test', messages: hi } });
+    expect(unreachable.status).toBe(502);
+    const refused = await gw.api('/chat/completions', { key, body: { model: 'claude-test', messages: hi } });
+    expect(refused.status).toBe(503);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const [network, auth] = requestLines().slice(before);
+    expect(network).toMatchObject({ status: 502, code: 'upstream_error', model: 'deepseek-test' });
+    expect(network?.cause).toMatch(/^the provider could not be reached: ECONNREFUSED, connect ECONNREFUSED 127\.0\.0\.1:\d+$/);
+    expect(auth).toMatchObject({ status: 503, code: 'model_unavailable', model: 'claude-test' });
+    expect(auth?.cause).toBe('the provider answered HTTP 401: it refused the API key (check the PROVIDER_…_API_KEY)');
+    // Neither the answers nor any log line carry the provider keys (nor a part of them).
+    for (const secret of [UNREACHABLE_KEY, REFUSED_KEY]) {
+      expect(raw).not.toContain(secret.slice(0, 12));
+      expect(unreachable.text + refused.text).not.toContain(secret.slice(0, 12));
+    }
+    expect(unreachable.json.error.message).not.toContain('ECONNREFUSED');
+  });
+
   it('a chat run logs one line with job id, key id, model, status, duration and added time', async () => {
     const { key, keyId } = await gw.account();
     openai.enqueue({ kind: 'text', text: 'Hello', usage: { input: 9, output: 3 } });

@@ -48,6 +48,7 @@ export function observeRequests(app: FastifyInstance, metrics: GatewayMetrics | 
         route,
         status,
         code,
+        cause: outcome?.cause,
         job_id: jobId,
         key_id: request.gate?.key.record.id ?? outcome?.keyId,
         model: outcome?.model ?? modelOf(request.body),

@@ -117,7 +117,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
 }
 
 export function sendError(reply: FastifyReply, error: GatewayError, withParam: boolean): void {
-  noteOutcome(reply.raw, { code: error.code });
+  noteOutcome(reply.raw, { code: error.code, ...(error.logCause === undefined ? {} : { cause: error.logCause }) });
   if (error.headers !== undefined) reply.headers(error.headers);
   const body = error.body();
   if (withParam && body.error.param === undefined) body.error.param = null;

@@ -16,7 +16,9 @@ const TRANSPORT_FAILURE = /ECONN|socket|UND_ERR|ENOTFOUND|EPIPE|other side close
 export function transportFailure(thrown: unknown): GatewayError | undefined {
   if (!(thrown instanceof Error)) return undefined;
   const code = (thrown as { code?: unknown }).code;
-  return TRANSPORT_FAILURE.test(`${thrown.name} ${thrown.message} ${typeof code === 'string' ? code : ''}`) ? connectionFailed() : undefined;
+  if (!TRANSPORT_FAILURE.test(`${thrown.name} ${thrown.message} ${typeof code === 'string' ? code : ''}`)) return undefined;
+  // The network error's own words (connect ECONNREFUSED 127.0.0.1:9, getaddrinfo ENOTFOUND host): no header, so no key.
+  return connectionFailed(`the provider could not be reached: ${typeof code === 'string' ? `${code}, ` : ''}${thrown.message.slice(0, 200)}`);
 }
 
 export interface UpstreamResponse {

@@ -97,6 +97,8 @@ export interface GatewayErrorOptions {
   param?: string | null;
   details?: ErrorDetails;
   headers?: Record<string, string>;
+  /** For the operator's log line only, never the answer: what the provider did (refused, unreachable), never a key. */
+  logCause?: string;
 }
 
 /** A refusal or failure the client sees, in the spec's error shape. */
@@ -107,6 +109,7 @@ export class GatewayError extends Error {
   readonly param: string | null | undefined;
   readonly details: ErrorDetails | undefined;
   readonly headers: Record<string, string> | undefined;
+  readonly logCause: string | undefined;
 
   constructor(code: ErrorCode, message: string, options: GatewayErrorOptions = {}) {
     super(message);
@@ -117,6 +120,7 @@ export class GatewayError extends Error {
     this.param = options.param;
     this.details = options.details;
     this.headers = options.headers;
+    this.logCause = options.logCause;
   }
 
   body(): ErrorBody {

@@ -79,6 +79,8 @@ export interface RequestOutcome {
   model?: string;
   /** The error code answered, when the route wrote the error itself (hijacked answers, errors inside a stream). */
   code?: string;
+  /** Why the provider failed, for the operator (GatewayError.logCause): never a key. */
+  cause?: string;
   inputTokens?: number;
   outputTokens?: number;
   /** Of inputTokens: cache reads, default-lifetime (5-minute) and 1-hour cache writes; of outputTokens: reasoning. */
