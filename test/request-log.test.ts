@@ -1,4 +1,5 @@
 /** One structured log line per request (docs/operations.md), never with a secret. */
+import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator } from '../emulators/index.ts';
@@ -103,6 +104,25 @@ describe('request log', () => {
     expect(unauthorised).toMatchObject({ route: 'POST /api/v1/chat/completions', status: 401, code: 'invalid_api_key' });
     expect(unauthorised?.key_id).toBeUndefined();
     expect(missing).toMatchObject({ route: 'GET /api/v1/models/*', status: 404, code: 'model_not_found', added_ms: expect.any(Number) });
+  });
+
+  it('a client hanging up mid-body is one info line, no error level and no stack (a JSON route and a multipart one)', async () => {
+    const { key } = await gw.account({ key: { scopes: ['all'] } });
+    const port = Number(new URL(gw.url).port);
+    for (const [path, type] of [['/api/v1/chat/completions', 'application/json'], ['/api/v1/audio/uploads', 'multipart/form-data; boundary=x']]) {
+      const before = lines().length;
+      const socket = connect(port, '127.0.0.1');
+      await new Promise((resolve) => socket.once('connect', resolve));
+      socket.write(`POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${key}\r\ncontent-type: ${type}\r\ncontent-length: 1000\r\n\r\n{"model":`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      socket.destroy();
+      const start = Date.now();
+      while (!lines().slice(before).some((l) => l.msg === 'the client closed the connection while sending its body') && Date.now() - start < 5_000) await new Promise((resolve) => setTimeout(resolve, 20));
+      const mine = lines().slice(before);
+      expect(mine.filter((l) => l.msg === 'the client closed the connection while sending its body'), path).toEqual([expect.objectContaining({ level: 30, url: path, method: 'POST' })]);
+      expect(mine.filter((l) => l.level >= 50), path).toEqual([]);
+      expect(JSON.stringify(mine), path).not.toContain('stack');
+    }
   });
 
   it('an MCP request with a key logs the key id', async () => {

@@ -96,6 +96,12 @@ export function createServer(options: ServerOptions): FastifyInstance {
       if (request.routeOptions.config.access?.rateHeaders === 'always') reply.headers(rateLimitHeaders(error.rate));
       error = error.error;
     }
+    // A client that hangs up while sending its body is no fault of ours: one info line, no stack.
+    if (!request.raw.complete && (request.raw.socket?.destroyed ?? true)) {
+      request.log.info({ url: request.url, method: request.method }, 'the client closed the connection while sending its body');
+      sendError(reply, new GatewayError('client_closed_request', 'The client closed the connection before its body was read.'), false);
+      return;
+    }
     const gatewayError = toGatewayError(error, request);
     if (gatewayError.code === 'internal_error') {
       request.log.error({ err: error, url: request.url, method: request.method }, 'unexpected error');
