@@ -115,6 +115,9 @@ export interface Config<Provider extends ProviderId = ConfiguredProvider> {
 
 export class ConfigError extends Error {}
 
+/** Where the gateway keeps its data when DATABASE_URL is unset. */
+export const DEFAULT_DATABASE_URL = 'sqlite:./data/gateway.db';
+
 const optionalString = z.string().trim().min(1).optional();
 const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const url = z.string().url();
@@ -125,7 +128,7 @@ const envSchema = z.object({
   DATABASE_URL: z
     .string()
     .regex(/^(sqlite:.+|postgres(ql)?:\/\/.+)$/, 'must be sqlite:PATH, sqlite::memory: or postgres://…')
-    .default('sqlite:./data/gateway.db'),
+    .default(DEFAULT_DATABASE_URL),
   DATABASE_POOL_SIZE: integer(1, 1000).default(10),
   REDIS_URL: z.string().regex(/^rediss?:\/\/.+/, 'must be redis://… or rediss://…').optional(),
   REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.:{}-]{1,100}$/, 'must be 1–100 letters, digits or _ . : { } -').default('model-gateway:'),

@@ -1,9 +1,10 @@
 /** Admin API (DECISIONS.md) and the CLI over the same operations. */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, startGateway, type TestGateway } from './helpers/gateway.ts';
 
@@ -164,4 +165,20 @@ describe('admin CLI', () => {
     };
     await Promise.all([throughGateway(), direct()]);
   }, 120_000); // nine CLI processes (at most three at once), each compiling the sources through tsx: slow on a busy machine
+
+  it('--direct without DATABASE_URL, where the default database does not exist: exit 2 naming DATABASE_URL, no ./data/gateway.db made', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-cli-nodb-'));
+    try {
+      const env: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: 'silent' };
+      delete env.DATABASE_URL;
+      const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+      const failed = await run(process.execPath, ['--import', import.meta.resolve('tsx'), main, 'admin', '--direct', 'ledger', '00000000-0000-4000-8000-000000000000'], { env, cwd: dir })
+        .then(() => ({ code: 0, stderr: '' }), (error: { code: number; stderr: string }) => error);
+      expect(failed.code).toBe(2);
+      expect(failed.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^DATABASE_URL is not set: --direct opens the gateway's own database/)]);
+      expect(existsSync(join(dir, 'data'))).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

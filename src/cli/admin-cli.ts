@@ -5,7 +5,8 @@
  * and sends the same call through the same routes (no gateway needs to run).
  */
 import { randomBytes } from 'node:crypto';
-import { loadConfig } from '../config.ts';
+import { existsSync } from 'node:fs';
+import { DEFAULT_DATABASE_URL, loadConfig } from '../config.ts';
 import { createGateway } from '../gateway.ts';
 
 export interface AdminCall {
@@ -155,9 +156,22 @@ async function callRemote(call: AdminCall, env: Record<string, string | undefine
   return { status: response.status, body: await response.json() };
 }
 
+/**
+ * The database --direct opens: DATABASE_URL, or unset, the gateway's default when that database exists.
+ * Never a new empty one made by mistake (it would answer account_not_found for every id).
+ */
+function directDatabase(env: Record<string, string | undefined>): string {
+  const set = env.DATABASE_URL;
+  if (set !== undefined && set !== '') return set;
+  const path = DEFAULT_DATABASE_URL.slice('sqlite:'.length);
+  if (existsSync(path)) return DEFAULT_DATABASE_URL;
+  throw new UsageError(`DATABASE_URL is not set: --direct opens the gateway's own database, so set DATABASE_URL as the gateway has it (the default, ${DEFAULT_DATABASE_URL}, does not exist here).`);
+}
+
 async function callDirect(call: AdminCall, env: Record<string, string | undefined>): Promise<AdminResult> {
   const token = randomBytes(24).toString('hex');
-  const gateway = await createGateway(loadConfig({ ...env, ADMIN_TOKEN: token, LOG_LEVEL: env.LOG_LEVEL ?? 'warn' }));
+  const database = directDatabase(env);
+  const gateway = await createGateway(loadConfig({ ...env, DATABASE_URL: database, ADMIN_TOKEN: token, LOG_LEVEL: env.LOG_LEVEL ?? 'warn' }));
   try {
     const response = await gateway.app.inject({
       method: call.method,
