@@ -11,7 +11,7 @@ const LAYERS = [
   ['providers'],
   ['http', 'config.ts'],
   ['chat', 'embeddings', 'media', 'audio', 'jobs', 'mcp', 'admin', 'fine-tuning', 'openapi', 'key-info', 'portal', 'payments'],
-  ['gateway.ts', 'shared-state.ts', 'runnable-models.ts', 'main.ts', 'demo-providers.ts', 'cli'],
+  ['gateway.ts', 'shared-state.ts', 'runnable-models.ts', 'startup-failure.ts', 'main.ts', 'demo.ts', 'demo-providers.ts', 'cli'],
 ];
 
 const pathOf = (names) => `^src/(${names.map((n) => n.replace('.', '\\.')).join('|')})(/|$)`;

@@ -16,6 +16,7 @@ import type {
   ScenarioUsage,
   StartOptions,
 } from './types.ts';
+import { followRequest, isFollowed } from './scripted-answers.ts';
 import { isRecord, tokensFor, truncate } from './util.ts';
 
 export const DEFAULT_API_KEY = 'emu-key';
@@ -134,6 +135,11 @@ function defaultReasoning(lastUserText: string): string {
   return `The user wrote "${truncate(lastUserText, 60)}". A short, friendly answer will do.`;
 }
 
+/** An answer that follows the request (scripted-answers.ts) reasons in a thinking mode, as the built-in one does. */
+function followedReasoning(s: Scenario, ctx: AnswerContext): string {
+  return isFollowed(s) && ctx.thinking ? defaultReasoning(ctx.lastUserText) : '';
+}
+
 function computedUsage(ctx: AnswerContext, text: string, reasoning: string, calls: AnswerCall[]): ScenarioUsage {
   let outChars = text.length;
   for (const c of calls) outChars += c.name.length + c.json.length;
@@ -152,7 +158,7 @@ export function buildAnswer(s: Scenario | null, ctx: AnswerContext): Answer {
   if (s !== null && s.kind === 'text') {
     const refusal = s.refusal ?? null;
     const text = s.text;
-    const reasoning = s.reasoning ?? '';
+    const reasoning = s.reasoning ?? followedReasoning(s, ctx);
     return {
       text,
       reasoning,
@@ -167,7 +173,7 @@ export function buildAnswer(s: Scenario | null, ctx: AnswerContext): Answer {
   if (s !== null && s.kind === 'tool_calls') {
     const calls = s.calls.map((c, i) => ({ id: ctx.callId(i), name: c.name, args: c.arguments, json: JSON.stringify(c.arguments) }));
     const text = s.text ?? '';
-    const reasoning = s.reasoning ?? '';
+    const reasoning = s.reasoning ?? followedReasoning(s, ctx);
     return {
       text,
       reasoning,
@@ -396,17 +402,25 @@ export async function startServer(impl: ProtocolImpl, opts: StartOptions = {}): 
   const host = opts.host ?? '127.0.0.1';
   const record = opts.record ?? true;
   const control = opts.control ?? false;
+  const follow = opts.followRequests ?? false;
   const requests: RecordedRequest[] = [];
   const queue: Picked[] = [];
   let fallback: Picked = { scenario: null, opts: {} };
   const timers = new Set<NodeJS.Timeout>();
 
-  const take = (): Picked => queue.shift() ?? fallback;
+  // A scripted scenario (queued, or a default someone set) always wins; then, when asked, an answer that follows the request.
+  const take = (body: unknown): Picked => {
+    const next = queue.shift();
+    if (next !== undefined) return next;
+    if (fallback.scenario !== null || !follow) return fallback;
+    const followed = followRequest(impl.kind, body);
+    return followed === null ? fallback : { scenario: followed, opts: fallback.opts };
+  };
   /** A throttled key's 429 comes before any queued scenario, and consumes none. */
-  const takeFor = (key: string | undefined): Picked => {
+  const takeFor = (key: string | undefined, body: unknown): Picked => {
     const after = key === undefined ? undefined : throttled.get(key);
     if (after !== undefined) return { scenario: { kind: 'error', status: 429, headers: { 'retry-after': String(after) } }, opts: {} };
-    return take();
+    return take(body);
   };
 
   const api = {
@@ -482,7 +496,7 @@ export async function startServer(impl: ProtocolImpl, opts: StartOptions = {}): 
       if (record) requests.push({ method, path: url, headers: req.headers, body: bodyInvalid ? raw : body });
       const presented = presentedKey(req.headers, search);
       const key = presented !== undefined && accepted.has(presented) ? presented : apiKey;
-      const ex: Exchange = { kind: impl.kind, apiKey: key, method, url, pathname, search, headers: req.headers, raw, body, bodyInvalid, take: () => takeFor(presented) };
+      const ex: Exchange = { kind: impl.kind, apiKey: key, method, url, pathname, search, headers: req.headers, raw, body, bodyInvalid, take: () => takeFor(presented, body) };
       let reply: Reply;
       try {
         reply = impl.handle(ex);

@@ -2,7 +2,7 @@
  * Runs emulators in their own process (for the demo and the benchmark):
  *
  *   npx tsx emulators/serve.ts --port 0 --kind openai|anthropic|gemini|deepseek|predictions|all
- *       [--latency-ms N] [--chunk-delay-ms N] [--host H] [--api-key K] [--record] [--workers N]
+ *       [--latency-ms N] [--chunk-delay-ms N] [--host H] [--api-key K] [--record] [--follow-requests] [--workers N]
  *
  * Prints one JSON line when ready:
  *   {"ready":true,"apiKey":"emu-key","emulators":{"openai":"http://127.0.0.1:PORT/v1",…},
@@ -11,6 +11,7 @@
  * anthropic, gemini, deepseek, predictions; the last one stands for every media and GPU host).
  * `--latency-ms` delays the first byte of every default answer;
  * `--chunk-delay-ms` spaces default stream events. Requests are recorded only with `--record`.
+ * `--follow-requests` answers unscripted chats as a model would (tool calls, JSON for a schema).
  * Control routes on every emulator: GET /__emulator/requests, POST /__emulator/enqueue
  * {scenario, options}, POST /__emulator/default {scenario|null, options}, POST /__emulator/reset.
  * `--workers N` (default 1) runs N processes sharing the same ports (node:cluster), for load
@@ -24,7 +25,7 @@ import { EMULATOR_KINDS, emulatorEnv, startEmulator } from './index.ts';
 import type { Emulator, EmulatorKind, ScenarioOptions } from './types.ts';
 
 function usage(message: string): never {
-  process.stderr.write(`${message}\nusage: tsx emulators/serve.ts --port 0 --kind openai|anthropic|gemini|deepseek|predictions|all [--latency-ms N] [--chunk-delay-ms N] [--host H] [--api-key K] [--record] [--workers N]\n`);
+  process.stderr.write(`${message}\nusage: tsx emulators/serve.ts --port 0 --kind openai|anthropic|gemini|deepseek|predictions|all [--latency-ms N] [--chunk-delay-ms N] [--host H] [--api-key K] [--record] [--follow-requests] [--workers N]\n`);
   process.exit(2);
 }
 
@@ -47,6 +48,7 @@ async function main(): Promise<void> {
         'latency-ms': { type: 'string' },
         'chunk-delay-ms': { type: 'string' },
         record: { type: 'boolean', default: false },
+        'follow-requests': { type: 'boolean', default: false },
         workers: { type: 'string', default: '1' },
       },
       strict: true,
@@ -98,6 +100,7 @@ async function main(): Promise<void> {
       apiKey: values['api-key'],
       record: values.record === true,
       control: true,
+      followRequests: values['follow-requests'] === true,
     });
     const o: ScenarioOptions = {};
     if (latency > 0) o.delayMs = latency;

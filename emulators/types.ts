@@ -165,4 +165,9 @@ export interface StartOptions {
   record?: boolean;
   /** Serve the `/__emulator/*` control routes (default false; the CLI turns them on). */
   control?: boolean;
+  /**
+   * Unscripted chat requests are answered as a model would (scripted-answers.ts): a tool call where tools
+   * are offered, JSON valid against a requested schema. Default false: the echo `Hello from … You said: …`.
+   */
+  followRequests?: boolean;
 }

@@ -192,8 +192,8 @@ export function loadConfig(env: Env = process.env, descriptors: readonly Provide
   const media = mediaHostVariables().safeParse(cleaned);
   if (!parsed.success || !parsedProviders.success || !media.success) {
     const issues = [...(parsed.error?.issues ?? []), ...(parsedProviders.error?.issues ?? []), ...(media.error?.issues ?? [])];
-    const lines = issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
-    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+    const lines = issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration: ${lines.join('; ')}`);
   }
   const e = parsed.data;
   const p = parsedProviders.data;
@@ -217,7 +217,7 @@ export function loadConfig(env: Env = process.env, descriptors: readonly Provide
   let trustProxy: AddressMatcher | undefined;
   if (e.TRUST_PROXY !== undefined) {
     const list = parseAddressList(e.TRUST_PROXY.split(',').map((s) => s.trim()).filter((s) => s !== ''));
-    if (!list.ok) throw new ConfigError(`Invalid configuration:\n  TRUST_PROXY: ${list.error}`);
+    if (!list.ok) throw new ConfigError(`Invalid configuration: TRUST_PROXY: ${list.error}`);
     trustProxy = list.matcher;
   }
   return {

@@ -19,6 +19,7 @@ import { StripePayments } from './payments/stripe-payments.ts';
 import { PROVIDERS, telemetryNames } from './providers/descriptors.ts';
 import type { ProviderId } from './catalog/catalog-file.ts';
 import { catalogOptions } from './runnable-models.ts';
+import { databaseFailure } from './startup-failure.ts';
 
 import { registerEmbeddingsRoute } from './embeddings/route.ts';
 import { registerJobsRoute } from './jobs/route.ts';
@@ -116,7 +117,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   const shared = await openSharedState(config, logger);
   const store = overrides.store ?? (await openStore(config.databaseUrl, { poolSize: config.databasePoolSize }).catch(async (error: unknown) => {
     await shared.close();
-    throw error;
+    throw databaseFailure(error, config.databaseUrl);
   }));
   const keyEvents = shared.keyEvents;
   const keys = new KeyService(store.keys, keyEvents);

@@ -25,7 +25,13 @@ export interface StoreOptions {
 
 export async function openStore(databaseUrl: string, options: StoreOptions = {}): Promise<Store> {
   const store = databaseUrl.startsWith('sqlite:') ? openSqlite(databaseUrl.slice('sqlite:'.length)) : openPostgres(databaseUrl, options);
-  await store.migrate();
+  try {
+    await store.migrate();
+  } catch (error) {
+    // Nothing left open (a pool, a file handle) by a store that could not start.
+    await store.close().catch(() => undefined);
+    throw error;
+  }
   return store;
 }
 
