@@ -1,6 +1,6 @@
 /**
  * The common API of the provider protocol emulators: fake provider servers that speak
- * each real wire format (see /work/shared/reference/providers.md), for tests, the demo
+ * each real wire format (as each provider's own API reference documents it), for tests, the demo
  * and the benchmark.
  */
 
