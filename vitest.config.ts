@@ -14,6 +14,8 @@ export default defineConfig({
     // worker on a 2-core machine). Every file has its own databases, Redis prefixes and ports.
     maxWorkers: Math.max(4, availableParallelism()),
     reporters: ['default'],
+    // npm test must leave the work tree as it found it (test/global-setup.ts).
+    globalSetup: ['test/global-setup.ts'],
     projects: [
       {
         extends: true,

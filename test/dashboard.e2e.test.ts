@@ -1,9 +1,12 @@
 /**
  * The admin dashboard end to end, in headless Chromium: sign in, create an account and a key (secret
  * shown once), find a chat request in the log and the charts, set a daily limit and see the usage
- * bar, revoke the key and see a request with it refused. Saves the README's screenshots.
+ * bar, revoke the key and see a request with it refused. Takes the README's screenshots, and writes them
+ * over docs/screenshots only when asked (UPDATE_SCREENSHOTS=1): `npm test` changes no tracked file.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { build } from 'vite';
@@ -12,7 +15,8 @@ import { startChatHarness, type ChatHarness } from './helpers/chat.ts';
 import { ADMIN_TOKEN } from './helpers/gateway.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SCREENSHOTS = fileURLToPath(new URL('../docs/screenshots/', import.meta.url));
+const SCRATCH = mkdtempSync(join(tmpdir(), 'gw-dashboard-e2e-'));
+const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? fileURLToPath(new URL('../docs/screenshots/', import.meta.url)) : join(SCRATCH, 'screenshots/');
 const hi = [{ role: 'user', content: 'Hello there' }];
 
 // Without a browser the test is skipped on a developer's machine, never in CI (.ci/run installs Chromium and sets CI):
@@ -23,9 +27,10 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI === undefined)('admin da
   let page: Page;
 
   beforeAll(async () => {
-    // The gateway reads dist/dashboard at start-up: build it first, so a clean clone passes.
-    await build({ configFile: fileURLToPath(new URL('../dashboard/vite.config.ts', import.meta.url)), logLevel: 'warn' });
-    h = await startChatHarness();
+    // Built into a folder of the test's own (a clean clone passes; a demo reading dist/dashboard meanwhile is not disturbed).
+    const built = join(SCRATCH, 'dashboard');
+    await build({ configFile: fileURLToPath(new URL('../dashboard/vite.config.ts', import.meta.url)), logLevel: 'warn', build: { outDir: built, emptyOutDir: true } });
+    h = await startChatHarness({}, [], { webAppDirs: { dashboard: built } });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     mkdirSync(SCREENSHOTS, { recursive: true });
@@ -34,6 +39,7 @@ describe.skipIf(!existsSync(CHROMIUM) && process.env.CI === undefined)('admin da
   afterAll(async () => {
     await browser?.close();
     await h?.close();
+    rmSync(SCRATCH, { recursive: true, force: true });
   });
 
   it('serves the built page and its assets with their content types', async () => {
