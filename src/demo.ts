@@ -61,6 +61,8 @@ export async function runDemo(env: NodeJS.ProcessEnv = process.env): Promise<voi
       PORT: env.PORT ?? '8080',
       HOST: env.HOST ?? '127.0.0.1',
       LOG_LEVEL: env.LOG_LEVEL ?? 'warn',
+      // The emulated provider trains in a second: the demo looks every second, not every 15.
+      FINE_TUNING_POLL_MS: env.FINE_TUNING_POLL_MS ?? '1000',
       ...providers.env,
     });
     const gateway = await createGateway(config, { webAppDirs: { dashboard: dashboard.dir, portal: portal.dir } });

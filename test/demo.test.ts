@@ -4,7 +4,7 @@
  * answer tools with a tool call and json_schema with JSON valid against the schema, on all
  * four chat providers, through the `openai` SDK; Ctrl+C removes what the demo made.
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -88,6 +88,21 @@ describe('npm run demo', () => {
     const video = await http(`${base}/api/v1/videos/generations`, { key, body: { model: 'kling-v3-standard', prompt: 'Waves rolling onto a beach at night', duration: 5 } });
     expect(video.status).toBe(202);
     expect(video.headers.location).toBe(`/api/v1/jobs/${video.json.job_id}`);
+  });
+
+  it("the README's fine-tuning example runs as written: 200, a job that trains and succeeds", async () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const body = /fine_tuning\/jobs[^\n]*\n\s*-d '([^']+)'/.exec(readme)?.[1] as string;
+    expect(JSON.parse(body).training_file).toMatch(/^data:application\/jsonl;base64,/);
+    const created = await http(`${demo.base}/api/v1/fine_tuning/jobs`, { key: demo.key, rawBody: body });
+    expect(created.status, created.text).toBe(200);
+    expect(created.json).toMatchObject({ object: 'fine_tuning.job', model: 'gpt-4o-mini' });
+    let job = created.json;
+    for (let i = 0; i < 100 && job.status !== 'succeeded' && job.status !== 'failed'; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      job = (await http(`${demo.base}/api/v1/fine_tuning/jobs/${created.json.id}`, { key: demo.key })).json;
+    }
+    expect(job.status).toBe('succeeded');
   });
 
   describe('tools and structured output through the openai SDK, on every chat provider', () => {
