@@ -152,6 +152,8 @@ ${f.notes}
                             (demo@example.com, the account's owner; single-use, 72 hours)
 
 The emulated providers answer tool calls and structured output (json_schema) as a model would.
+Script one (emulators/README.md): curl -s <its address above, without /v1>/__emulator/enqueue \
+  -H "Content-Type: application/json" -d '{"scenario":{"kind":"error","status":429}}'
 
 Try it:
   curl -s ${f.base}/api/v1/models?limit=3 ${auth}
