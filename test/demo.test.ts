@@ -90,19 +90,6 @@ describe('npm run demo', () => {
     expect(video.headers.location).toBe(`/api/v1/jobs/${video.json.job_id}`);
   });
 
-  it("the demo's emulators take scripts: provider_1 scripted to throttle → the gateway answers 429 upstream_rate_limited, refunded", async () => {
-    const emulator = /provider_1 → openai emulator at (http:\/\/[^/\s]+)/.exec(demo.printed)?.[1] as string;
-    // Every request, so retries (where the gateway makes them) meet it too; set back afterwards.
-    expect((await http(`${emulator}/__emulator/default`, { body: { scenario: { kind: 'error', status: 429 } } })).status).toBe(200);
-    try {
-      const answer = await http(`${demo.base}/api/v1/chat/completions`, { key: demo.key, body: { model: 'gpt-6-luna', messages: [{ role: 'user', content: 'Hello!' }] } });
-      expect(answer.status).toBe(429);
-      expect(answer.json.error.code).toBe('upstream_rate_limited');
-    } finally {
-      await http(`${emulator}/__emulator/default`, { body: { scenario: null } });
-    }
-  });
-
   it("the README's fine-tuning example runs as written: 200, a job that trains and succeeds", async () => {
     const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
     const body = /fine_tuning\/jobs[^\n]*\n\s*-d '([^']+)'/.exec(readme)?.[1] as string;
@@ -191,6 +178,20 @@ describe('npm run demo', () => {
         for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
         expect(valid(report, JSON.parse(text))).toBeDefined();
       });
+    }
+  });
+
+  // Last before Ctrl+C: a throttled provider's key may rest a while afterwards.
+  it("the demo's emulators take scripts: provider_1 scripted to throttle → the gateway answers 429 upstream_rate_limited, refunded", async () => {
+    const emulator = /provider_1 → openai emulator at (http:\/\/[^/\s]+)/.exec(demo.printed)?.[1] as string;
+    // Every request, so retries (where the gateway makes them) meet it too; set back afterwards.
+    expect((await http(`${emulator}/__emulator/default`, { body: { scenario: { kind: 'error', status: 429 } } })).status).toBe(200);
+    try {
+      const answer = await http(`${demo.base}/api/v1/chat/completions`, { key: demo.key, body: { model: 'gpt-6-luna', messages: [{ role: 'user', content: 'Hello!' }] } });
+      expect(answer.status).toBe(429);
+      expect(answer.json.error.code).toBe('upstream_rate_limited');
+    } finally {
+      await http(`${emulator}/__emulator/default`, { body: { scenario: null } });
     }
   });
 
