@@ -281,4 +281,4 @@ const BUILT: Operation[] = [
   },
 ];
 
-export const OPERATIONS: readonly Operation[] = [...BUILT, ...RUNS, ...FINE_TUNING, ...AUDIO];
+export const OPERATIONS: readonly Operation[] = [...BUILT, ...RUNS, ...FINE_TUNING, ...AUDIO, ...PORTAL];
