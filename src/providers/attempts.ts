@@ -104,7 +104,7 @@ export class RunAttempts<T extends CallTarget, R> {
       this.run.throwIfStopped();
       const now = Date.now();
       const choice = this.choose(candidate, tried, hasNext, now);
-      if ('skip' in choice) return { error: last ?? unavailable(candidate.model, choice.skip), next: true };
+      if ('skip' in choice) return { error: last ?? unavailable(candidate, choice.skip), next: true };
       if ('wakesAt' in choice) {
         // Every key of every usable deployment is throttled: the next model, if any, runs now; else the first to wake, within the provider wait.
         const wait = choice.wakesAt - now;
@@ -270,9 +270,12 @@ function serverOf(baseUrl: string): { serverAddress: string; serverPort: number 
   return { serverAddress: url.hostname, serverPort: url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port) };
 }
 
-function unavailable(model: string, why: 'resting' | 'no_key'): GatewayError {
-  const reason = why === 'resting' ? 'its deployments are resting after failures' : 'the provider refused every key of the gateway';
-  return new GatewayError('model_unavailable', `The model '${model}' cannot run now: ${reason}. Retry later or choose another model.`);
+function unavailable(candidate: CallCandidate<CallTarget>, why: 'resting' | 'no_key'): GatewayError {
+  const model = candidate.model;
+  if (why === 'resting') return new GatewayError('model_unavailable', `The model '${model}' cannot run now: its deployments are resting after failures. Retry later or choose another model.`);
+  // Waiting will not help: the operator must give the provider a key it takes.
+  const providers = [...new Set(candidate.deployments.map((d) => d.target.provider))].join(' and ');
+  return new GatewayError('model_unavailable', `The model '${model}' cannot run now: ${providers} refused every API key the gateway has for it; the gateway's operator must set one it takes (PROVIDER_…_API_KEY). Choose another model meanwhile.`);
 }
 
 function throttled(): GatewayError {
