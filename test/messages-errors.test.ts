@@ -95,8 +95,9 @@ describe('the error envelope, as the SDK reads it', () => {
     const tool = await refusal(client(key).messages.create({ model: 'gpt-test', max_tokens: 10, messages: hi, tools: [{ type: 'web_search_20250305', name: 'web_search' }] }));
     expect(tool.error).toBeInstanceOf(Anthropic.BadRequestError);
     expect(tool.body).toMatchObject({ error: { code: 'invalid_request', param: 'tools[0].type' } });
-    const hot = await refusal(client(key).messages.create({ model: 'gpt-test', max_tokens: 10, messages: hi, temperature: 1.5 }));
-    expect(hot.body).toMatchObject({ error: { code: 'invalid_request', param: 'temperature' } });
+    const hot = await post('/messages', { 'x-api-key': key }, { model: 'gpt-test', max_tokens: 10, messages: hi, temperature: 1.5 });
+    expect(hot.statusCode).toBe(400);
+    expect(await hot.body.json()).toMatchObject({ error: { code: 'invalid_request', param: 'temperature' } });
   });
 
   it('404: an unknown model → NotFoundError, not_found_error / model_not_found', async () => {
