@@ -10,10 +10,12 @@ import { request as undiciRequest } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { costMicro, money, startChatHarness, type ChatHarness } from './helpers/chat.ts';
 import { CACHE_MODELS, charge, parts } from './helpers/prompt-cache.ts';
+import { captureLog } from './helpers/log-capture.ts';
 
 let h: ChatHarness;
+const log = captureLog();
 beforeAll(async () => {
-  h = await startChatHarness({}, CACHE_MODELS);
+  h = await startChatHarness({ LOG_LEVEL: 'info' }, CACHE_MODELS, { logStream: log.stream });
 });
 afterAll(async () => h.close());
 beforeEach(() => {
@@ -231,5 +233,25 @@ describe('fallbacks', () => {
     expect(data.model).toBe('claude-test');
     const job = await h.gw.gateway.store.jobs.getJob(response.headers.get('x-service-job-id') as string);
     expect(job?.model).toBe('gpt-test');
+  });
+});
+
+describe('records', () => {
+  it('the request log line names the route, job and key (never the key itself); the job log shows kind messages; GET /jobs/{id} answers a chat key', async () => {
+    const { key, keyId, accountId } = await h.gw.account();
+    h.anthropic.enqueue({ kind: 'text', text: 'Logged.', usage: { input: 5, output: 2 } });
+    const { response } = await client(key).messages.create({ model: 'claude-test', max_tokens: 50, messages: hi }).withResponse();
+    const jobId = response.headers.get('x-service-job-id') as string;
+    let line = log.requestLines().find((l) => l.job_id === jobId);
+    for (let i = 0; i < 200 && line === undefined; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      line = log.requestLines().find((l) => l.job_id === jobId);
+    }
+    expect(line).toMatchObject({ route: 'POST /api/v1/messages', status: 200, key_id: keyId, model: 'claude-test', input_tokens: 5, output_tokens: 2 });
+    expect(log.text()).not.toContain(key);
+    const jobs = await h.gw.admin('GET', `/admin/v1/jobs?account_id=${accountId}`);
+    expect(jobs.json.data.find((j: { id: string }) => j.id === jobId)).toMatchObject({ kind: 'messages', model: 'claude-test', status: 'succeeded' });
+    const job = await h.gw.api(`/jobs/${jobId}`, { key });
+    expect(job.json).toMatchObject({ id: jobId, kind: 'messages', status: 'succeeded' });
   });
 });

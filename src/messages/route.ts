@@ -73,7 +73,7 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: MessagesRoute
     );
     const key = pass.key.record;
     const model = first.model.entry.slug;
-    const run = await deps.runs.admit({ jobId, kind: 'chat', model, key: payingKeyOf(key), quote: held, clientAddress: pass.clientAddress(), refusal: MESSAGES_REFUSAL });
+    const run = await deps.runs.admit({ jobId, kind: 'messages', model, key: payingKeyOf(key), quote: held, clientAddress: pass.clientAddress(), refusal: MESSAGES_REFUSAL });
     noteOutcome(reply.raw, { jobId, keyId: key.id, model });
     reply.hijack();
     const runDeps: MessagesRunDeps = {
