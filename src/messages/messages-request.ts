@@ -5,6 +5,7 @@
  * depth, unknown top-level fields are collected for X-Service-Ignored-Params. The body itself is
  * kept as sent: a provider_2 model receives it (passthrough), the others its translation (to-chat.ts).
  */
+import { parseModels } from '../chat/chat-request.ts';
 import type { CacheTtl } from '../shared/chat-wire.ts';
 import { GatewayError } from '../shared/errors.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../shared/json-depth.ts';
@@ -63,7 +64,7 @@ export const KNOWN_FIELDS = new Set([
   'tools', 'tool_choice', 'thinking', 'metadata', 'output_config', 'context_management',
 ]);
 
-const LIMITS = { messages: 5000, tools: 512, stop: 16, models: 8 } as const;
+const LIMITS = { messages: 5000, tools: 512, stop: 16 } as const;
 
 /** Tool types that run on Anthropic's side (web search, code execution, computer use, bash, text editor, …): the gateway cannot price them. */
 const CUSTOM_TOOL_TYPES = new Set(['custom']);
@@ -138,14 +139,6 @@ export function parseMessagesRequest(raw: unknown): MessagesRequest {
   }
   request.cacheTtls = [...ttls];
   return request;
-}
-
-function parseModels(v: unknown): string[] | undefined {
-  if (!present(v)) return undefined;
-  if (!Array.isArray(v) || v.length > LIMITS.models || !v.every((slug) => typeof slug === 'string' && slug !== '')) {
-    throw invalid('models', `'models' must be a list of at most ${LIMITS.models} model slugs.`);
-  }
-  return v as string[];
 }
 
 function parseStop(v: unknown): string[] | undefined {

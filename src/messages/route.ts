@@ -7,40 +7,22 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { payingKeyOf, type PaidRuns } from '../billing/paid-run.ts';
-import type { RefusalCodes } from '../billing/hold-refusal.ts';
-import type { Catalog } from '../catalog/catalog.ts';
-import type { Config } from '../config.ts';
+import { payingKeyOf } from '../billing/paid-run.ts';
 import { answerHeaders } from '../http/answer-headers.ts';
 import { ignoredParamsHeader } from '../http/ignored-params-header.ts';
 import { endUnfinishedAnswer } from '../http/last-resort.ts';
 import type { PassthroughHeaders } from '../providers/anthropic/passthrough.ts';
-import type { AdapterTable } from '../providers/registry.ts';
-import type { UpstreamClient } from '../providers/upstream-client.ts';
-import type { Routing } from '../routing/routing.ts';
 import { invalidApiKey } from '../shared/errors.ts';
 import type { RouteAccess } from '../shared/route-access.ts';
-import { NO_RUN_METRICS, noteOutcome, type RunMetrics } from '../shared/run-metrics.ts';
+import { NO_RUN_METRICS, noteOutcome } from '../shared/run-metrics.ts';
+import { CHAT_REFUSAL, type ChatRouteDeps } from '../chat/route.ts';
 import { prepareMessages, quoteMessages } from './admission.ts';
 import { countTokens } from './count-tokens.ts';
 import { errorEnvelope } from './envelope.ts';
 import { runMessage, runMessageStream, type MessagesRunDeps } from './messages-run.ts';
 
-export interface MessagesRouteDeps {
-  catalog: Catalog;
-  config: Config;
-  adapters: AdapterTable;
-  upstream: UpstreamClient;
-  routing: Routing;
-  runs: PaidRuns;
-  metrics?: RunMetrics;
-}
-
-const MESSAGES_REFUSAL: RefusalCodes = {
-  spendingLimit: 'spending_limit_reached',
-  holdMadeOf: 'input estimate plus max_tokens output',
-  lowerBy: 'lower max_tokens',
-};
+/** What the chat route needs, the same for this door. */
+export type MessagesRouteDeps = Omit<ChatRouteDeps, 'now'>;
 
 const ACCESS: RouteAccess = { scope: 'chat', auth: 'required', rateHeaders: 'always', keyHeader: 'x-api-key' };
 const ROUTE_CONFIG = { access: ACCESS, errorEnvelope };
@@ -73,7 +55,7 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: MessagesRoute
     );
     const key = pass.key.record;
     const model = first.model.entry.slug;
-    const run = await deps.runs.admit({ jobId, kind: 'messages', model, key: payingKeyOf(key), quote: held, clientAddress: pass.clientAddress(), refusal: MESSAGES_REFUSAL });
+    const run = await deps.runs.admit({ jobId, kind: 'messages', model, key: payingKeyOf(key), quote: held, clientAddress: pass.clientAddress(), refusal: CHAT_REFUSAL });
     noteOutcome(reply.raw, { jobId, keyId: key.id, model });
     reply.hijack();
     const runDeps: MessagesRunDeps = {
@@ -90,7 +72,7 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: MessagesRoute
     } catch (err) {
       request.log.error({ err, jobId }, 'messages run failed outside its error handling');
     } finally {
-      endUnfinishedAnswer(reply.raw, headers, false);
+      endUnfinishedAnswer(reply.raw, headers, false, errorEnvelope);
     }
   });
 }
