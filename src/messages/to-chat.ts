@@ -69,6 +69,7 @@ export function toChatRequest(request: MessagesRequest): ChatTranslation {
     const at = `messages[${i}]`;
     if (turn.role === 'system') push(systemMessage(turn.blocks), [at]);
     else if (turn.role === 'assistant') push(assistantMessage(turn.blocks), [at]);
+    else if (turn.text !== undefined) push({ role: 'user', content: turn.text }, [at]);
     else userTurn(turn.blocks, at, push);
   });
   const chat: ChatRequest = { model: request.model, messages, maxTokens: request.maxTokens, stream: request.stream, includeUsage: false, ignored: [] };
