@@ -39,6 +39,17 @@ export function usageOrEstimate(usage: Usage | undefined, inputTokens: number, o
   return usage ?? { promptTokens: inputTokens, completionTokens: charsToTokens(outputChars) };
 }
 
+/**
+ * What a stream has used: the provider's last counts (provider_2 reports the input, cache parts apart, before
+ * any text, so a stream the client closes bills them) plus the output sent after them (`outputChars` in all,
+ * `charsCounted` of them when the counts came), about 4 characters a token; without counts, the estimate.
+ */
+export function usageSoFar(usage: Usage | undefined, inputTokens: number, outputChars: number, charsCounted: number): Usage {
+  const after = charsToTokens(outputChars - charsCounted);
+  if (usage === undefined || after === 0) return usageOrEstimate(usage, inputTokens, outputChars);
+  return { ...usage, completionTokens: usage.completionTokens + after };
+}
+
 /** Bills the usage at `prices` and reports it (metrics, the request's log line); the charge in micro-credits. */
 export async function settleTokens(
   run: PaidRun,

@@ -8,7 +8,7 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 import type { PaidRun } from '../billing/paid-run.ts';
-import { refundFailedRun, settleTokens, usageOrEstimate, type RunReport } from '../billing/token-settlement.ts';
+import { refundFailedRun, settleTokens, usageOrEstimate, usageSoFar, type RunReport } from '../billing/token-settlement.ts';
 import { JsonAnswer } from '../http/json-answer.ts';
 import { SseWriter } from '../http/sse-writer.ts';
 import type { MessageIdentity } from '../providers/anthropic/passthrough.ts';
@@ -86,7 +86,8 @@ export async function runMessageStream(run: PaidRun, ctx: MessagesRunContext, de
   const upstreamStart = performance.now();
   let target = ctx.first;
   let relay: ReturnType<MessagesTarget['leg']['relay']> | undefined;
-  const billed = () => usageOrEstimate(relay?.usage, target.inputTokens, relay?.outputChars ?? 0);
+  // The provider's last counts plus the output after them (provider_2 counts the input, cache parts apart, before any text).
+  const billed = () => usageSoFar(relay?.usage, target.inputTokens, relay?.outputChars ?? 0, relay?.charsCounted ?? 0);
   try {
     const answered = await call(run, ctx, deps, asResponse);
     target = answered.target;
