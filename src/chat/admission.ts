@@ -154,25 +154,48 @@ export function resolveChatModel(name: string, catalog: Catalog, param = 'model'
 
 /** The quote (priceCandidates) and the provider requests, built here, before the hold. */
 export async function quoteChat(prepared: PreparedChat, jobId: string, media: MediaLimits): Promise<QuotedChat> {
+  return quoteRun(prepared, jobId, media, chatTarget);
+}
+
+/** The chat door's request for a deployment: its adapter's chat request. */
+function chatTarget(d: PlannedDeployment, admitted: AdmittedChat): ChatTarget {
+  const { deployment, plan, adapter } = d;
+  return {
+    provider: deployment.provider,
+    providerModelId: deployment.providerModelId,
+    adapter,
+    admitted,
+    build: (apiKey) => adapter.buildRequest(plan.call, apiKey),
+    mapError: (status, body, text) => adapter.mapError(status, body, text),
+    retryDelayMs: (body) => adapter.retryDelayMs?.(body),
+  };
+}
+
+/** What a door quotes and routes: the first candidate's view, the route of its targets, the hold. */
+export interface QuotedRun<T extends CallTarget> {
+  admitted: AdmittedChat;
+  route: ProviderRoute<T>;
+  held: number;
+}
+
+/**
+ * The quote of any door: as `quoteChat`, with the door's own request for each deployment
+ * (`target`: the chat request, a translated one, or a native passthrough).
+ */
+export async function quoteRun<T extends CallTarget & { admitted: AdmittedChat }>(
+  prepared: PreparedChat, jobId: string, media: MediaLimits, target: (d: PlannedDeployment, admitted: AdmittedChat) => T,
+): Promise<QuotedRun<T>> {
   const { priced, held } = await priceCandidates(prepared, media);
-  const candidates: CallCandidate<ChatTarget>[] = priced.map(({ candidate, inputTokens }) => ({
+  const candidates: CallCandidate<T>[] = priced.map(({ candidate, inputTokens }) => ({
     model: candidate.model.entry.slug,
-    deployments: candidate.deployments.map(({ deployment, plan, adapter }): Deployed<ChatTarget> => ({
-      weight: deployment.weight,
-      priority: deployment.priority,
-      target: {
-        provider: deployment.provider,
-        providerModelId: deployment.providerModelId,
-        adapter,
-        admitted: { request: prepared.request, model: candidate.model, plan, prices: candidate.prices, jobId, held, inputTokens },
-        build: (apiKey) => adapter.buildRequest(plan.call, apiKey),
-        mapError: (status, body, text) => adapter.mapError(status, body, text),
-        retryDelayMs: (body) => adapter.retryDelayMs?.(body),
-      },
+    deployments: candidate.deployments.map((d): Deployed<T> => ({
+      weight: d.deployment.weight,
+      priority: d.deployment.priority,
+      target: target(d, { request: prepared.request, model: candidate.model, plan: d.plan, prices: candidate.prices, jobId, held, inputTokens }),
     })),
   }));
   const route = prepareRoute('chat', prepared.request.model, candidates);
-  const admitted = (candidates[0]?.deployments[0] as Deployed<ChatTarget>).target.admitted;
+  const admitted = (candidates[0]?.deployments[0] as Deployed<T>).target.admitted;
   return { admitted, route, held };
 }
 
