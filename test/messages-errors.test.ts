@@ -11,6 +11,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { costMicro, money, startChatHarness, type ChatHarness } from './helpers/chat.ts';
 import { CACHE_MODELS, charge, parts } from './helpers/prompt-cache.ts';
 import { captureLog } from './helpers/log-capture.ts';
+import { messagesErrorSchema } from '../src/openapi/messages-operations.ts';
 
 let h: ChatHarness;
 const log = captureLog();
@@ -49,6 +50,7 @@ describe('the error envelope, as the SDK reads it', () => {
     const r = await refusal(client('svc_live_' + 'x'.repeat(40)).messages.create({ model: 'claude-test', max_tokens: 10, messages: hi }));
     expect(r.error).toBeInstanceOf(Anthropic.AuthenticationError);
     expect(r.body).toEqual({ type: 'error', error: { type: 'authentication_error', message: 'Invalid API key', code: 'invalid_api_key' } });
+    expect(messagesErrorSchema.safeParse(r.body).success).toBe(true);
   });
 
   it('x-api-key alone is a key; x-api-key and a different bearer key together → 401', async () => {

@@ -10,6 +10,7 @@ import type { Emulator, ScenarioUsage } from '../emulators/types.ts';
 import { costMicro, money, startChatHarness, type ChatHarness } from './helpers/chat.ts';
 import { image, pdf } from './helpers/media.ts';
 import { CACHE_MODELS, charge, parts, promptOf, type Parts } from './helpers/prompt-cache.ts';
+import { messageSchema } from '../src/openapi/messages-operations.ts';
 
 interface Row {
   provider: string;
@@ -56,6 +57,8 @@ describe.each(ROWS)('@anthropic-ai/sdk on $model ($provider)', (row) => {
     expect(message.content).toEqual([{ type: 'text', text: 'Bonjour.' }]);
     expect(message.stop_reason).toBe('end_turn');
     expect(message.usage).toMatchObject({ input_tokens: 20, output_tokens: 7 });
+    // The answer fits the OpenAPI document's Message.
+    expect(messageSchema.safeParse(message).success).toBe(true);
     expect(response.headers.get('x-ratelimit-limit')).toBe('600');
     const after = await money(h.gw, accountId);
     expect(before.balance - after.balance).toBe(costMicro(20, 7));
