@@ -162,9 +162,13 @@ export interface HoldLimit {
   answer(reading: { ceiling: number; used: number }): HoldRefusal;
   /** Whether a refusal is this row's. */
   matches(refusal: HoldRefusal): boolean;
+  /** The ceiling and usage again from this row's refusal, as far as it tells them (its message's figures). */
+  figures(refusal: HoldRefusal): { ceiling: number; used: number };
   message(facts: MessageFacts): string;
 }
 
+
+const NO_FIGURES = { ceiling: 0, used: 0 };
 
 /** A setting's value in a record (AccountRecord, ApiKeyRecord, or their patches). */
 export function settingOf(record: object, setting: LimitSetting): number | null | undefined {
@@ -203,6 +207,7 @@ export function keyCreditLimit(spec: { name: string; period: PeriodName; setting
     setting,
     answer: ({ ceiling, used }) => ({ reason: 'key_limit', period: adjective, limit: ceiling, used }),
     matches: (r) => r.reason === 'key_limit' && r.period === adjective,
+    figures: (r) => (r.reason === 'key_limit' ? { ceiling: r.limit, used: r.used } : NO_FIGURES),
     message: (m) => `This API key's ${adjective} credit limit of ${m.limit} credits would be exceeded (${m.used} used; this request holds ${m.quote}). Nothing was charged.`,
   };
 }
@@ -218,6 +223,7 @@ function trialRule(spec: Pick<HoldLimit, 'name' | 'ceilingDoc' | 'counts' | 'use
     code: 'trial_limit',
     answer: () => ({ reason: 'trial', rule: spec.name }),
     matches: (r) => r.reason === 'trial' && r.rule === spec.name,
+    figures: () => NO_FIGURES,
     message: () => `${says} A top-up lifts the trial rules.`,
   };
 }
@@ -250,6 +256,8 @@ export const HOLD_LIMITS: readonly HoldLimit[] = [
     code: 'insufficient_credits',
     answer: ({ ceiling, used }) => ({ reason: 'insufficient_credits', available: ceiling - used }),
     matches: (r) => r.reason === 'insufficient_credits',
+    // Only what is available is told: as a ceiling with nothing used.
+    figures: (r) => (r.reason === 'insufficient_credits' ? { ceiling: r.available, used: 0 } : NO_FIGURES),
     message: (m) => `Insufficient credits: this request holds ${m.quote} credits (${m.holdMadeOf}) and ${m.available} are available. Top up, or ${m.lowerBy}.`,
   },
   {
@@ -265,6 +273,7 @@ export const HOLD_LIMITS: readonly HoldLimit[] = [
     setting: SPENDING,
     answer: ({ ceiling, used }) => ({ reason: 'spending_limit', limit: ceiling, spent: used }),
     matches: (r) => r.reason === 'spending_limit',
+    figures: (r) => (r.reason === 'spending_limit' ? { ceiling: r.limit, used: r.spent } : NO_FIGURES),
     message: (m) => `The account's monthly spending limit of ${m.limit} credits would be exceeded (${m.used} spent or held this month; this request holds ${m.quote}).`,
   },
   keyCreditLimit({ name: 'key_daily', period: 'day', setting: { field: 'dailyLimit', column: 'daily_limit', api: 'daily_limit_credits' } }),
@@ -299,6 +308,19 @@ export const HOLD_LIMITS: readonly HoldLimit[] = [
 /** The table a money store checks (the shipped one unless it says otherwise). */
 export function limitsOf(money: { readonly limits?: readonly HoldLimit[] }): readonly HoldLimit[] {
   return money.limits ?? HOLD_LIMITS;
+}
+
+/** `build` once per limit table (the shipped one, or a test's): what is derived from a table is derived once. */
+export function perTable<T>(build: (limits: readonly HoldLimit[]) => T): (limits: readonly HoldLimit[]) => T {
+  const built = new WeakMap<readonly HoldLimit[], T>();
+  return (limits) => {
+    let value = built.get(limits);
+    if (value === undefined) {
+      value = build(limits);
+      built.set(limits, value);
+    }
+    return value;
+  };
 }
 
 /** What a run adds to a row's usage. */

@@ -5,7 +5,7 @@
  */
 import { startOfUtcMonth } from '../../../shared/time.ts';
 import type { JobAttempt, JobStatus, UsageUnits } from '../../money-contract.ts';
-import { HOLD_LIMITS, type HoldLimit } from '../../limits.ts';
+import { HOLD_LIMITS, perTable, type HoldLimit } from '../../limits.ts';
 import { LEASE_UNTIL } from '../leases.ts';
 import { uncountedSets } from './limit-sql.ts';
 import type { Movement, Row, Step } from './movement.ts';
@@ -58,17 +58,8 @@ export interface Closed {
   charged: number;
 }
 
-const built = new WeakMap<readonly HoldLimit[], Movement<Closing, Closed>>();
-
 /** The close that corrects the key family's counters of these limits (built once per table). */
-export function closeMovementFor(limits: readonly HoldLimit[]): Movement<Closing, Closed> {
-  let movement = built.get(limits);
-  if (movement === undefined) {
-    movement = buildClose(limits);
-    built.set(limits, movement);
-  }
-  return movement;
-}
+export const closeMovementFor = perTable((limits) => buildClose(limits));
 
 const buildClose = (limits: readonly HoldLimit[]): Movement<Closing, Closed> => ({
   name: 'close',

@@ -5,7 +5,7 @@
  * counter, the client address's trial log — never against a count over jobs, which on
  * PostgreSQL would miss a concurrent hold the statement waited for.
  */
-import { checkedLimits, HOLD_LIMITS, PERIODS, type HoldLimit } from '../../limits.ts';
+import { checkedLimits, HOLD_LIMITS, perTable, PERIODS, type HoldLimit } from '../../limits.ts';
 import { TRIAL_RULES, type HoldResult, type NewHold } from '../../money-contract.ts';
 import { alertSelects, countedSets, keyLimited, readingColumns, readingNames, refusalCase, warningColumns, periodParams } from './limit-sql.ts';
 import type { Movement, Outcome, Params, Step } from './movement.ts';
@@ -105,17 +105,8 @@ export interface HoldMovements {
   lean: Movement<NewHold, HoldResult | typeof NEEDS_FULL_HOLD>;
 }
 
-const built = new WeakMap<readonly HoldLimit[], HoldMovements>();
-
 /** The hold movements that check these limits (built once per table). */
-export function holdMovements(limits: readonly HoldLimit[]): HoldMovements {
-  let movements = built.get(limits);
-  if (movements === undefined) {
-    movements = buildHoldMovements(checkedLimits(limits));
-    built.set(limits, movements);
-  }
-  return movements;
-}
+export const holdMovements = perTable((limits): HoldMovements => buildHoldMovements(checkedLimits(limits)));
 
 function buildHoldMovements(limits: readonly HoldLimit[]): HoldMovements {
   const params = holdParams(limits);
