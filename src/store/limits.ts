@@ -299,7 +299,7 @@ export const HOLD_LIMITS: readonly HoldLimit[] = [
     says: `Trial accounts can run models ${T.minAccountAgeMs / 3_600_000} hours after they are created.`,
   }),
   trialRule({
-    name: 'runs_per_address', ceiling: T.maxRunsPerAddressPerDay, ceilingDoc: `${T.maxRunsPerAddressPerDay} runs`, counts: 'trial runs from the client address in the sliding 24 hours, across accounts',
+    name: 'runs_per_address', ceiling: T.maxRunsPerAddressPerDay, ceilingDoc: `${T.maxRunsPerAddressPerDay} runs`, counts: 'trial runs from the client address in the sliding 24 hours, across accounts (not checked when the address is unknown)',
     used: { sql: '0', ts: (f) => f.addressRuns ?? 0 }, adds: 1, lastByAddress: true,
     says: `At most ${T.maxRunsPerAddressPerDay} trial runs per client address in 24 hours.`,
   }),
