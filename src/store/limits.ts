@@ -49,9 +49,9 @@ export const TRIAL_RULES: TrialRules = {
 export type HoldRefusal =
   | { reason: 'insufficient_credits'; available: number }
   | { reason: 'spending_limit'; limit: number; spent: number }
-  /** period: the key limit's (daily, monthly, or a later row's: limits.ts). */
+  /** period: the key limit row's period adjective (daily, monthly, or a later row's). */
   | { reason: 'key_limit'; period: string; limit: number; used: number }
-  /** rule: the trial rule's row name (limits.ts). */
+  /** rule: the trial rule's row name. */
   | { reason: 'trial'; rule: string };
 
 export type PeriodName = 'hour' | 'day' | 'month';
