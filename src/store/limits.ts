@@ -3,7 +3,7 @@
  * that names a limit is derived from the rows — the hold's checks in the money SQL on SQLite and
  * PostgreSQL (sql/money/limit-sql.ts), the same decision in TypeScript (`holdRefusalOf`, for a
  * reservation made in memory), the refusal's code, status and message (billing/hold-refusal.ts),
- * the admin API's fields and their validation (admin/limit-fields.ts), the OpenAPI schema and the
+ * the admin API's fields and their validation (admin/limit-fields.ts), the admin CLI's flags, the OpenAPI schema and the
  * docs' table (docs/api/limits.md, checked by test/limits-table.test.ts).
  *
  * A row's ceiling and usage are read twice, once as SQL over the rows the hold locks (`a` the
@@ -119,6 +119,8 @@ export interface LimitSetting {
   readonly column: string;
   /** The admin API's, the portal's and the OpenAPI document's field, in decimal credits. */
   readonly api: string;
+  /** The admin CLI's flag (`npm run admin -- … --<flag> CREDITS|null`). */
+  readonly flag: string;
   readonly description: string;
 }
 
@@ -186,10 +188,11 @@ const familyUsed = (period: PeriodName): Reading => ({
  * A key's credit limit per period: the key's setting against its family's usage (open holds at their amount,
  * settled runs at cost), refused with 429 api_key_limit_exceeded and X-Key-Limit-Reset; alerts at the key's threshold.
  */
-export function keyCreditLimit(spec: { name: string; period: PeriodName; setting: Omit<LimitSetting, 'description'> & { description?: string } }): HoldLimit {
+export function keyCreditLimit(spec: { name: string; period: PeriodName; setting: Omit<LimitSetting, 'description' | 'flag'> & Partial<LimitSetting> }): HoldLimit {
   const { adjective } = PERIODS[spec.period];
   const setting: LimitSetting = {
     description: `The key's ${adjective} credit limit (decimal credits); null: none. Counted per ${PERIODS[spec.period].doc}.`,
+    flag: `${adjective}-limit`,
     ...spec.setting,
   };
   return {
@@ -235,6 +238,7 @@ const SPENDING: LimitSetting = {
   field: 'monthlySpendingLimit',
   column: 'monthly_spending_limit',
   api: 'monthly_spending_limit_credits',
+  flag: 'monthly-limit',
   description: "The account's monthly spending limit (decimal credits): settled charges this calendar month (UTC) plus open holds; null: none.",
 };
 const DAY_MS = 86_400_000;
