@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mailText } from '../src/notifications/mail-sender.ts';
 import { buildOpenApiDocument } from '../src/openapi/document.ts';
 import { HOLD_LIMITS, holdRefusalOf, keyCreditLimit, PERIODS, type HoldFacts, type HoldLimit } from '../src/store/limits.ts';
 import { LIMITS_DOC, limitsDocTable, withLimitsTable } from '../src/store/limits-doc.ts';
@@ -260,6 +261,14 @@ for (const database of DATABASES) {
 describe('the test-only row in the derivations without a database', () => {
   it('the docs table gains its line', () => {
     expect(limitsDocTable(WITH_HOURLY)).toContain('| 5 | `key_hourly` | key (its family: the key and every key rotated from it) | the key\'s `hourly_limit_credits` | credits of the key family\'s runs (held, then corrected to cost) | UTC hour | 429 `api_key_limit_exceeded` + `X-Key-Limit-Reset` | `hourly_limit_credits` |');
+  });
+
+  it("its alert's e-mail names its period and when it frees up", () => {
+    const periodStart = Date.UTC(2026, 10, 26, 9);
+    const notification = { id: 1, accountId: 'a', keyId: 'k1', keyFamilyId: 'k1', kind: 'limit_reached' as const, limit: 'hourly', periodStart, threshold: 1, createdAt: periodStart, mail: 'pending' as const };
+    const mail = mailText({ id: 1, accountId: 'a', to: 'a@example.com', accountName: 'Acme', notification, attempts: 0, leaseUntil: 0 }, 'ci');
+    expect(mail.subject).toBe('Model Gateway: API key "ci" reached its hourly credit limit');
+    expect(mail.text).toContain("it would have passed the key's hourly credit limit.\nThe limit frees up at 2026-11-26T10:00:00.000Z.");
   });
 
   it('the TypeScript decision refuses by it, after the daily and monthly limits and before the trial rules', () => {

@@ -37,6 +37,11 @@ export const PERIODS: Readonly<Record<PeriodName, Period>> = {
   month: { adjective: 'monthly', start: startOfUtcMonth, next: startOfNextUtcMonth, doc: 'calendar month, from the 1st (UTC)' },
 };
 
+/** The period a refusal or a notification names by its adjective (daily…). */
+export function periodCalled(adjective: string): Period | undefined {
+  return Object.values(PERIODS).find((p) => p.adjective === adjective);
+}
+
 const NO_FIGURES = { ceiling: 0, used: 0 };
 
 /** A setting's value in a record (AccountRecord, ApiKeyRecord, or their patches). */
