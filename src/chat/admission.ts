@@ -42,7 +42,7 @@ export interface ChatTarget extends CallTarget {
 }
 
 /** A deployment the request can run on: its plan (the provider's F/S/D column) and adapter. */
-interface PlannedDeployment {
+export interface PlannedDeployment {
   deployment: Deployment;
   plan: ProviderPlan;
   adapter: ProviderAdapter;
@@ -64,16 +64,19 @@ export interface PreparedChat {
   ignored: string[];
 }
 
-export interface QuotedChat {
-  /** The first candidate's view (the answering candidate's replaces it in the run). */
-  admitted: AdmittedChat;
-  route: ProviderRoute<ChatTarget>;
-  held: number;
-}
+/** The first candidate's view (the answering candidate's replaces it in the run), the route, the hold. */
+export type QuotedChat = QuotedRun<ChatTarget>;
 
 /** Validation, models, plans and content support: no money touched (their errors come before the hold). */
 export function prepareChat(body: unknown, catalog: Catalog, adapters: AdapterTable): PreparedChat {
-  const request = parseChatRequest(body);
+  return prepareChatRequest(parseChatRequest(body), catalog, adapters);
+}
+
+/**
+ * Models, plans and content support of a request already in the internal form (any door's:
+ * the chat body, a Responses body translated): no money touched.
+ */
+export function prepareChatRequest(request: ChatRequest, catalog: Catalog, adapters: AdapterTable): PreparedChat {
   const model = resolveChatModel(request.model, catalog, 'model');
   const fallbacks = request.models !== undefined
     ? request.models.map((slug, i) => resolveChatModel(slug, catalog, `models[${i}]`))
@@ -155,6 +158,37 @@ export function resolveChatModel(name: string, catalog: Catalog, param = 'model'
  * is the largest. The provider requests are built here, before the hold.
  */
 export async function quoteChat(prepared: PreparedChat, jobId: string, media: MediaLimits): Promise<QuotedChat> {
+  return quoteRun(prepared, jobId, media, chatTarget);
+}
+
+/** The chat door's request for a deployment: its adapter's chat request. */
+function chatTarget(d: PlannedDeployment, admitted: AdmittedChat): ChatTarget {
+  const { deployment, plan, adapter } = d;
+  return {
+    provider: deployment.provider,
+    providerModelId: deployment.providerModelId,
+    adapter,
+    admitted,
+    build: (apiKey) => adapter.buildRequest(plan.call, apiKey),
+    mapError: (status, body, text) => adapter.mapError(status, body, text),
+    retryDelayMs: (body) => adapter.retryDelayMs?.(body),
+  };
+}
+
+/** What a door quotes and routes: the first candidate's view, the route of its targets, the hold. */
+export interface QuotedRun<T extends CallTarget> {
+  admitted: AdmittedChat;
+  route: ProviderRoute<T>;
+  held: number;
+}
+
+/**
+ * The quote of any door: as `quoteChat`, with the door's own request for each deployment
+ * (`target`: the chat request, a translated one, or a native passthrough).
+ */
+export async function quoteRun<T extends CallTarget & { admitted: AdmittedChat }>(
+  prepared: PreparedChat, jobId: string, media: MediaLimits, target: (d: PlannedDeployment, admitted: AdmittedChat) => T,
+): Promise<QuotedRun<T>> {
   const textTokens = await estimateInputTokens(prepared.request);
   const priced: { candidate: PreparedModel; inputTokens: number; held: number }[] = [];
   for (const candidate of prepared.candidates) {
@@ -164,23 +198,15 @@ export async function quoteChat(prepared: PreparedChat, jobId: string, media: Me
     priced.push({ candidate, inputTokens, held });
   }
   const held = Math.max(...priced.map((p) => p.held));
-  const candidates: CallCandidate<ChatTarget>[] = priced.map(({ candidate, inputTokens }) => ({
+  const candidates: CallCandidate<T>[] = priced.map(({ candidate, inputTokens }) => ({
     model: candidate.model.entry.slug,
-    deployments: candidate.deployments.map(({ deployment, plan, adapter }): Deployed<ChatTarget> => ({
-      weight: deployment.weight,
-      priority: deployment.priority,
-      target: {
-        provider: deployment.provider,
-        providerModelId: deployment.providerModelId,
-        adapter,
-        admitted: { request: prepared.request, model: candidate.model, plan, prices: candidate.prices, jobId, held, inputTokens },
-        build: (apiKey) => adapter.buildRequest(plan.call, apiKey),
-        mapError: (status, body, text) => adapter.mapError(status, body, text),
-        retryDelayMs: (body) => adapter.retryDelayMs?.(body),
-      },
+    deployments: candidate.deployments.map((d): Deployed<T> => ({
+      weight: d.deployment.weight,
+      priority: d.deployment.priority,
+      target: target(d, { request: prepared.request, model: candidate.model, plan: d.plan, prices: candidate.prices, jobId, held, inputTokens }),
     })),
   }));
   const route = prepareRoute('chat', prepared.request.model, candidates);
-  const admitted = (candidates[0]?.deployments[0] as Deployed<ChatTarget>).target.admitted;
+  const admitted = (candidates[0]?.deployments[0] as Deployed<T>).target.admitted;
   return { admitted, route, held };
 }
