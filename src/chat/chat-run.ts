@@ -67,19 +67,22 @@ async function callChatProvider<R>(run: PaidRun, ctx: ChatRunContext, deps: Chat
  * instruction on providers without a JSON-object mode; harmless elsewhere, as only a
  * whole fenced answer is stripped).
  */
-function stripsFences(admitted: AdmittedChat): boolean {
+export function stripsFences(admitted: AdmittedChat): boolean {
   const format = admitted.request.response_format;
   if (format === undefined || format.type === 'text') return false;
   return format.type === 'json_object' || admitted.plan.call.routing.json_schema === 'instruction';
 }
 
 /** Usage from the provider, or about 4 characters per token where it reports none. */
-function usageOrEstimate(usage: Usage | undefined, admitted: AdmittedChat, outputChars: number): Usage {
+export function usageOrEstimate(usage: Usage | undefined, admitted: AdmittedChat, outputChars: number): Usage {
   return usage ?? { promptTokens: admitted.inputTokens, completionTokens: charsToTokens(outputChars) };
 }
 
-/** Bills the usage and reports it (metrics, the request's log line). */
-async function settleChat(run: PaidRun, ctx: ChatRunContext, deps: ChatRunDeps, usage: Usage, status: 'succeeded' | 'canceled', upstreamMs: number): Promise<number> {
+/** What settling and refunding read of a door's run: the answering candidate's view and the response its log line is on. */
+export type RunOutcomeContext = Pick<ChatRunContext, 'admitted' | 'res'>;
+
+/** Bills the usage and reports it (metrics, the request's log line); any door's token run. */
+export async function settleChat(run: PaidRun, ctx: RunOutcomeContext, deps: Pick<ChatRunDeps, 'metrics'>, usage: Usage, status: 'succeeded' | 'canceled', upstreamMs: number): Promise<number> {
   const admitted = ctx.admitted;
   const charged = await run.settle(costOf(admitted.prices, usage), usageUnits(usage), status);
   const labels = { provider: admitted.plan.provider, model: admitted.model.entry.slug };
@@ -90,7 +93,7 @@ async function settleChat(run: PaidRun, ctx: ChatRunContext, deps: ChatRunDeps, 
 }
 
 /** A failed run: refunded, its code noted, a provider failure counted. */
-async function refundChat(run: PaidRun, ctx: ChatRunContext, deps: ChatRunDeps, error: GatewayError): Promise<void> {
+export async function refundChat(run: PaidRun, ctx: RunOutcomeContext, deps: Pick<ChatRunDeps, 'metrics'>, error: GatewayError): Promise<void> {
   await run.refund(error.code);
   noteOutcome(ctx.res, { code: error.code, ...(error.logCause === undefined ? {} : { cause: error.logCause }) });
   if (UPSTREAM_CODES.has(error.code)) deps.metrics.upstreamError(ctx.admitted.plan.provider, error.code);
