@@ -1,0 +1,65 @@
+/**
+ * Codex CLI (@openai/codex, its native binary), unchanged, through the gateway's Responses route:
+ * `codex exec --json --skip-git-repo-check` with a throw-away HOME and a CODEX_HOME/config.toml naming
+ * the gateway as a custom model provider (the README's block), on a provider_1 model (native) and a
+ * provider_2 model (translated): a one-shot prompt, and a turn where the model runs a shell command
+ * through Codex's own `exec_command` tool and answers from its output. The user sees the answer, is
+ * charged exactly, and every request is a job.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { costMicro, runCodex, startClientsHarness, type ClientsHarness } from './helpers/responses-clients.ts';
+
+let h: ClientsHarness;
+beforeAll(async () => {
+  h = await startClientsHarness();
+});
+afterAll(async () => h.close());
+beforeEach(() => {
+  h.openai.reset();
+  h.anthropic.reset();
+});
+
+const MODELS = [
+  { model: 'gpt-test', upstream: 'openai' },
+  { model: 'claude-test', upstream: 'anthropic' },
+] as const;
+
+describe.each(MODELS)('Codex CLI on $model ($upstream)', ({ model, upstream }) => {
+  it('answers a one-shot prompt', async () => {
+    h[upstream].enqueue({ kind: 'text', text: 'Hello from the gateway, Codex.', usage: { input: 3200, output: 9 } });
+    const before = await h.balance();
+    const seen = await h.jobIds();
+    const run = await runCodex(h.baseUrl, h.key, model, 'Say hello');
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.messages).toEqual(['Hello from the gateway, Codex.']);
+    expect(run.events.at(-1)).toMatchObject({ type: 'turn.completed', usage: { input_tokens: 3200, output_tokens: 9 } });
+    expect(h[upstream].requests).toHaveLength(1);
+    expect(await h.balance()).toBe(before - costMicro(3200, 9));
+    const jobs = await h.newJobs(seen);
+    expect(jobs).toHaveLength(1);
+    expect(jobs[0]).toMatchObject({ status: 'succeeded', model, cost_credits: costMicro(3200, 9) / 1e6 });
+    expect(jobs[0]?.usage).toMatchObject({ prompt_tokens: 3200, completion_tokens: 9 });
+  });
+
+  it('runs a shell command through its exec_command tool and answers from the output', async () => {
+    h[upstream].enqueue({ kind: 'tool_calls', calls: [{ name: 'exec_command', arguments: { cmd: 'echo hi-from-codex' } }], usage: { input: 3300, output: 20 } });
+    h[upstream].enqueue({ kind: 'text', text: 'The command printed hi-from-codex.', usage: { input: 3500, output: 8 } });
+    const before = await h.balance();
+    const seen = await h.jobIds();
+    const run = await runCodex(h.baseUrl, h.key, model, 'Run echo hi-from-codex and tell me what it printed');
+    expect(run.code, run.stderr).toBe(0);
+    const command = run.events.find((e) => e.type === 'item.completed' && e.item?.type === 'command_execution')?.item;
+    expect(command).toMatchObject({ aggregated_output: 'hi-from-codex\n', exit_code: 0, status: 'completed' });
+    expect(command?.command).toContain('echo hi-from-codex');
+    expect(run.messages).toEqual(['The command printed hi-from-codex.']);
+    // The command's output went back to the model on the second request.
+    expect(h[upstream].requests).toHaveLength(2);
+    expect(JSON.stringify(h[upstream].requests[1]?.body)).toContain('hi-from-codex');
+    expect(await h.balance()).toBe(before - costMicro(3300, 20) - costMicro(3500, 8));
+    const jobs = await h.newJobs(seen);
+    expect(jobs.map((j) => [j.status, j.model, j.cost_credits])).toEqual([
+      ['succeeded', model, costMicro(3300, 20) / 1e6],
+      ['succeeded', model, costMicro(3500, 8) / 1e6],
+    ]);
+  });
+});
