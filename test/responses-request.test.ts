@@ -127,6 +127,13 @@ describe('refusals and the request shapes clients send', () => {
     expect(JSON.stringify(lastBody(h.anthropic).system)).toContain('Be brief.');
   });
 
+  it("an item_reference (the AI SDK's, to a stored reasoning item) is dropped and named", async () => {
+    h.anthropic.enqueue({ kind: 'text', text: 'ok' });
+    const r = await responses({ model: 'claude-test', store: false, input: [{ role: 'user', content: 'Hi' }, { type: 'item_reference', id: 'rs_123' }] });
+    expect(r.status, r.text).toBe(200);
+    expect(r.headers['x-service-ignored-params']).toBe('input.item_reference');
+  });
+
   it('background: true → 400 invalid_request, nothing held', async () => {
     const { key: k, accountId } = await h.gw.account();
     const before = await money(h.gw, accountId);
@@ -150,6 +157,16 @@ describe('refusals and the request shapes clients send', () => {
     const missing = await responses({ model: 'gemini-test', input: 'Hi', previous_response_id: 'resp_nope' });
     expect(missing.status).toBe(404);
     expect(missing.json.error).toMatchObject({ code: 'response_not_found', param: 'previous_response_id' });
+  });
+
+  it("the job record's kind is 'responses' (GET /jobs/{id} with the chat key; the dashboard's request log shows it)", async () => {
+    h.gemini.enqueue({ kind: 'text', text: 'ok', usage: { input: 3, output: 1 } });
+    const r = await responses({ model: 'gemini-test', input: 'Hi', store: false });
+    const job = await h.gw.api(`/jobs/${r.headers['x-service-job-id']}`, { key });
+    expect(job.status, job.text).toBe(200);
+    expect(job.json).toMatchObject({ kind: 'responses', status: 'succeeded', model: 'gemini-test' });
+    const log = await h.gw.admin('GET', `/admin/v1/jobs?limit=1`);
+    expect(log.json.data[0]).toMatchObject({ id: r.headers['x-service-job-id'], kind: 'responses' });
   });
 
   it('a response stored with store: false is not kept: retrieve → 404', async () => {

@@ -8,7 +8,7 @@
  *   function_call_output, custom_tool_call_output → tool results;
  *   reasoning → the reasoning text of the assistant turn that follows (providers that replay it);
  *   additional_tools → more tools (tools.ts).
- * Items of built-in tools (web search calls and the like) are dropped and named.
+ * Items of built-in tools (web search calls and the like) and item references are dropped and named.
  */
 import { bounded, invalid, isObject, present, type Json } from '../chat/chat-request.ts';
 import type { ChatMessage, ContentPart, ToolCall } from '../shared/chat-wire.ts';
@@ -102,10 +102,9 @@ export function chatMessages(items: readonly InputItem[], tools: ToolTable, igno
       case 'additional_tools':
         addTools(tools, item.tools, `${where}.tools`, ignored);
         return;
-      case 'item_reference':
-        throw invalid(where, 'Item references are not supported: send the item itself (or continue with previous_response_id).');
       default:
-        // Items of built-in tools the gateway never runs (web_search_call, …): nothing a provider can take.
+        // Items of built-in tools the gateway never runs (web_search_call, …): nothing a provider can take. An
+        // item_reference (the AI SDK's, to a previous response's reasoning item) names an item no provider is sent.
         ignored.push(`input.${item.type.replace(/[^a-zA-Z0-9_.-]/g, '_').slice(0, 64)}`);
     }
   });
