@@ -141,7 +141,7 @@ describe.each(ROWS)('$provider ($model)', (row) => {
   });
 
   it('previous_response_id over three turns: the provider receives the whole conversation; the hold counts it', async () => {
-    const { client } = await customer();
+    const { client, accountId } = await customer();
     emu().enqueue({ kind: 'text', text: 'First answer.' });
     const one = await client.responses.create({ model: row.model, input: 'First question' });
     emu().enqueue({ kind: 'text', text: 'Second answer.' });
@@ -153,6 +153,12 @@ describe.each(ROWS)('$provider ($model)', (row) => {
     const sent = JSON.stringify(lastBody(emu()));
     for (const text of ['First question', 'First answer.', 'Second question', 'Second answer.', 'Third question']) expect(sent).toContain(text);
     expect(sent.indexOf('First question')).toBeLessThan(sent.indexOf('Second answer.'));
+    // The hold counts the whole conversation: each turn held more than the one before (the same output cap).
+    const ledger = (await h.gw.admin('GET', `/admin/v1/accounts/${accountId}/ledger`)).json as { kind: string; credits: number }[];
+    const holds = ledger.filter((e) => e.kind === 'hold').map((e) => e.credits).reverse();
+    expect(holds).toHaveLength(3);
+    expect(holds[1]).toBeGreaterThan(holds[0] as number);
+    expect(holds[2]).toBeGreaterThan(holds[1] as number);
     // Stored responses: retrieve, input items, delete; then continuing from the deleted one is refused.
     expect((await client.responses.retrieve(two.id)).output_text).toBe('Second answer.');
     const items = await client.responses.inputItems.list(three.id);

@@ -29,6 +29,7 @@ export function normalInput(input: unknown): InputItem[] {
   if (input.length > MAX_INPUT_ITEMS) throw invalid('input', `'input' may hold at most ${MAX_INPUT_ITEMS} items.`);
   return input.map((item, i) => {
     if (!isObject(item)) throw invalid(`input[${i}]`, 'Each input item must be an object.');
+    bounded(item, `input[${i}]`);
     // The Agents SDK's messages carry no type: a role makes them messages.
     if (item.type === undefined && typeof item.role === 'string') return { ...item, type: 'message' };
     if (typeof item.type !== 'string') throw invalid(`input[${i}].type`, "Each input item needs a 'type' (or a 'role' for a message).");
