@@ -119,6 +119,29 @@ describe('the native row (provider_1)', () => {
   });
 });
 
+describe('a stored conversation on a provider_1 reasoning model', () => {
+  it('keeps the reasoning encrypted to continue with; the client sees it only when it asked', async () => {
+    h.openai.enqueue({ kind: 'text', text: 'Four.', reasoning: 'Two and two make four.' });
+    const first = await responses({ model: 'gpt-reasoner', input: 'What is 2+2?' });
+    expect(first.status, first.text).toBe(200);
+    expect(lastBody(h.openai).include).toEqual(['reasoning.encrypted_content']);
+    const reasoning = first.json.output.find((item: Wire) => item.type === 'reasoning');
+    expect(reasoning).toBeDefined();
+    expect(reasoning.encrypted_content).toBeUndefined();
+    h.openai.enqueue({ kind: 'text', text: 'Eight.' });
+    const second = await responses({ model: 'gpt-reasoner', input: 'And doubled?', previous_response_id: first.json.id });
+    expect(second.status, second.text).toBe(200);
+    const sent = lastBody(h.openai).input as Wire[];
+    expect(sent.map((item) => item.type ?? 'message')).toEqual(['message', 'reasoning', 'message', 'message']);
+    expect(typeof sent[1].encrypted_content).toBe('string');
+    expect(sent[2].id).toBeUndefined();
+    // Asked for, it is shown.
+    h.openai.enqueue({ kind: 'text', text: 'Four.', reasoning: 'Two and two.' });
+    const shown = await responses({ model: 'gpt-reasoner', input: 'What is 2+2?', include: ['reasoning.encrypted_content'], store: false });
+    expect(typeof shown.json.output.find((item: Wire) => item.type === 'reasoning').encrypted_content).toBe('string');
+  });
+});
+
 describe('refusals and the request shapes clients send', () => {
   it('items without type are messages by their role (the Agents SDK)', async () => {
     h.anthropic.enqueue({ kind: 'text', text: 'ok' });

@@ -19,7 +19,7 @@ import type { Usage } from '../shared/chat-wire.ts';
 import type { ResponsesAnswer } from '../shared/responses-wire.ts';
 import type { InputItem } from './input-items.ts';
 import type { ResponsesRequest } from './request.ts';
-import { answerOfCompletion, INCOMPLETE } from './response-view.ts';
+import { answerOfCompletion, ENCRYPTED_REASONING, INCOMPLETE } from './response-view.ts';
 import type { ResponseEvents } from './stream-events.ts';
 import { StreamItems } from './stream-items.ts';
 import type { ToolTable } from './tools.ts';
@@ -57,7 +57,7 @@ export function responsesTarget(natives: NativeResponsesTable, run: ResponsesRun
     const where = { provider: deployment.provider, providerModelId: deployment.providerModelId, admitted };
     const native = natives[deployment.provider];
     if (native !== undefined) {
-      const body = nativeBody(run, plan.call.maxTokens, plan.ignored);
+      const body = nativeBody(run, plan.call.maxTokens, plan.ignored, plan.call.routing.reasoning);
       return {
         ...where,
         leg: nativeLeg(native),
@@ -96,7 +96,7 @@ const NATIVE_ITEMS = new Set(['message', 'function_call', 'function_call_output'
  * left out), the whole context as `input`, its tools without built-ins, `store: false`, and the
  * output cap the hold was made for.
  */
-function nativeBody(run: ResponsesRun, maxTokens: number, dropped: readonly string[]): Json {
+function nativeBody(run: ResponsesRun, maxTokens: number, dropped: readonly string[], reasons: boolean): Json {
   const { request } = run;
   const body: Json = {};
   for (const [name, value] of Object.entries(request.body)) {
@@ -116,6 +116,9 @@ function nativeBody(run: ResponsesRun, maxTokens: number, dropped: readonly stri
   if (run.tools.native.length > 0) body.tools = run.tools.native;
   body.max_output_tokens = maxTokens;
   body.store = false;
+  // A stored response of a reasoning model keeps its reasoning (encrypted, as store: false gives it) to continue with;
+  // the client sees it only when it asked (response-view.ts).
+  if (request.store && reasons && !request.include.includes(ENCRYPTED_REASONING)) body.include = [...request.include, ENCRYPTED_REASONING];
   if (request.stream) body.stream = true;
   return body;
 }

@@ -42,6 +42,8 @@ export interface ResponsesRequest {
   tools?: unknown[];
   metadata?: Record<string, string>;
   truncation?: string;
+  /** What the client asked to be included in the answer (`reasoning.encrypted_content`, …). */
+  include: string[];
   /** The body as sent, for the native provider (only known and quiet fields; rebuilt there). */
   body: Json;
   /** Names for X-Service-Ignored-Params found at parse time. */
@@ -62,6 +64,7 @@ export function parseResponsesRequest(raw: unknown): ResponsesRequest {
     input: normalInput(body.input),
     stream: boolean(body, 'stream') ?? false,
     store: boolean(body, 'store') ?? true,
+    include: [],
     body,
     ignored,
   };
@@ -78,7 +81,10 @@ export function parseResponsesRequest(raw: unknown): ResponsesRequest {
   set('user', string(body, 'user', 512));
   set('truncation', string(body, 'truncation'));
   set('metadata', parseMetadata(body.metadata));
-  if (present(body.include) && (!Array.isArray(body.include) || body.include.some((v) => typeof v !== 'string'))) throw invalid('include', "'include' must be a list of strings.");
+  if (present(body.include)) {
+    if (!Array.isArray(body.include) || body.include.some((v) => typeof v !== 'string')) throw invalid('include', "'include' must be a list of strings.");
+    request.include = body.include as string[];
+  }
   readReasoning(body.reasoning, request);
   readText(body.text, request);
   if (present(body.tools)) {

@@ -59,7 +59,7 @@ export function responseView(who: ResponseIdentity, state: ResponseState): Json 
     instructions: r.instructions ?? null,
     max_output_tokens: r.maxOutputTokens ?? null,
     model: r.model,
-    output: state.output,
+    output: visibleOutput(state.output, r),
     parallel_tool_calls: r.parallelToolCalls ?? true,
     previous_response_id: r.previousResponseId ?? null,
     reasoning: { effort: r.reasoningEffort ?? null, summary: r.reasoningSummary ?? null },
@@ -74,6 +74,19 @@ export function responseView(who: ResponseIdentity, state: ResponseState): Json 
     user: r.user ?? null,
     metadata: r.metadata ?? {},
   };
+}
+
+/** Reasoning's encrypted content reaches the client only when it asked for it (the gateway may keep it to continue a stored conversation). */
+export const ENCRYPTED_REASONING = 'reasoning.encrypted_content';
+
+export function visibleItem(item: Json, r: ResponsesRequest): Json {
+  if (item.encrypted_content === undefined || r.include.includes(ENCRYPTED_REASONING)) return item;
+  const { encrypted_content: _hidden, ...shown } = item;
+  return shown;
+}
+
+function visibleOutput(output: Json[], r: ResponsesRequest): Json[] {
+  return r.include.includes(ENCRYPTED_REASONING) ? output : output.map((item) => visibleItem(item, r));
 }
 
 function formatView(r: ResponsesRequest): Json {

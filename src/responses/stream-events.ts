@@ -8,7 +8,7 @@
 import type { Json } from '../chat/chat-request.ts';
 import type { SseWriter } from '../http/sse-writer.ts';
 import type { GatewayError } from '../shared/errors.ts';
-import { responseView, type ResponseIdentity, type ResponseState } from './response-view.ts';
+import { responseView, visibleItem, type ResponseIdentity, type ResponseState } from './response-view.ts';
 
 export class ResponseEvents {
   private sequence = 0;
@@ -24,6 +24,7 @@ export class ResponseEvents {
   /** A native provider's event, renumbered in this stream. */
   relay(event: Json): void {
     const { type, sequence_number: _dropped, ...fields } = event;
+    if (typeof fields.item === 'object' && fields.item !== null) fields.item = visibleItem(fields.item as Json, this.who.request);
     this.emit(String(type), fields);
   }
 
