@@ -126,7 +126,7 @@ export const ledgerEntrySchema = z.object({
   id: z.number().int(),
   job_id: z.string().nullable(),
   key_id: z.string().nullable(),
-  kind: z.enum(['topup', 'grant', 'hold', 'settle', 'refund']),
+  kind: z.enum(['topup', 'grant', 'hold', 'settle', 'refund', 'payment_refund']),
   credits: z.number(),
   created_at: z.string(),
 });
