@@ -9,6 +9,7 @@ import { Catalog } from './catalog/catalog.ts';
 import { InFlightRuns } from './billing/in-flight.ts';
 import { PaidRuns } from './billing/paid-run.ts';
 import { registerChatRoute } from './chat/route.ts';
+import { registerMessagesRoutes } from './messages/route.ts';
 import { registerResponsesRoutes } from './responses/route.ts';
 import { StoredResponses } from './responses/stored.ts';
 import { MailSender, smtpTransport } from './notifications/mail-sender.ts';
@@ -226,6 +227,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   registerOpenApiRoutes(app, GATEWAY_VERSION);
   const adapters = overrides.adapters ?? defaultAdapters();
   registerChatRoute(app, { catalog, config, upstream, routing, runs, metrics, adapters });
+  registerMessagesRoutes(app, { catalog, config, upstream, routing, runs, metrics, adapters });
   const storedResponses = new StoredResponses(store.responses, config.responsesRetentionDays);
   registerResponsesRoutes(app, { catalog, config, upstream, routing, runs, metrics, adapters, natives: nativeResponsesAdapters(), stored: storedResponses, now: overrides.now });
   const responsesSweep = setInterval(() => void storedResponses.sweep(Date.now()).catch((err: unknown) => logger.error({ err }, 'stored responses sweep failed')), RESPONSES_SWEEP_MS);

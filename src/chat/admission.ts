@@ -48,7 +48,7 @@ export interface PlannedDeployment {
   adapter: ProviderAdapter;
 }
 
-interface PreparedModel {
+export interface PreparedModel {
   model: CatalogModel;
   prices: TokenPrices;
   /** The images and PDFs to read and price before the hold. */
@@ -72,10 +72,7 @@ export function prepareChat(body: unknown, catalog: Catalog, adapters: AdapterTa
   return prepareChatRequest(parseChatRequest(body), catalog, adapters);
 }
 
-/**
- * Models, plans and content support of a request already in the internal form (any door's:
- * the chat body, a Responses body translated): no money touched.
- */
+/** The same for a request another door (Messages, Responses) has parsed into the internal chat request. */
 export function prepareChatRequest(request: ChatRequest, catalog: Catalog, adapters: AdapterTable): PreparedChat {
   const model = resolveChatModel(request.model, catalog, 'model');
   const fallbacks = request.models !== undefined
@@ -151,12 +148,7 @@ export function resolveChatModel(name: string, catalog: Catalog, param = 'model'
   return model;
 }
 
-/**
- * The quote: for each candidate, input estimate (real tokenizer) plus every image and PDF page
- * read and priced (content support, continued, with the media limits), plus the capped output,
- * at its prices (the input at a cache-write price where the run may write the cache at it); the hold
- * is the largest. The provider requests are built here, before the hold.
- */
+/** The quote (priceCandidates) and the chat requests, built here, before the hold. */
 export async function quoteChat(prepared: PreparedChat, jobId: string, media: MediaLimits): Promise<QuotedChat> {
   return quoteRun(prepared, jobId, media, chatTarget);
 }
@@ -183,21 +175,14 @@ export interface QuotedRun<T extends CallTarget> {
 }
 
 /**
- * The quote of any door: as `quoteChat`, with the door's own request for each deployment
- * (`target`: the chat request, a translated one, or a native passthrough).
+ * The quote of a door that gives its own request per deployment (`target`: the chat request, a
+ * translated one, or a native passthrough row): every candidate priced (priceCandidates), each
+ * deployment's target built and its request checked (prepareRoute), before the hold.
  */
 export async function quoteRun<T extends CallTarget & { admitted: AdmittedChat }>(
   prepared: PreparedChat, jobId: string, media: MediaLimits, target: (d: PlannedDeployment, admitted: AdmittedChat) => T,
 ): Promise<QuotedRun<T>> {
-  const textTokens = await estimateInputTokens(prepared.request);
-  const priced: { candidate: PreparedModel; inputTokens: number; held: number }[] = [];
-  for (const candidate of prepared.candidates) {
-    const first = candidate.deployments[0] as PlannedDeployment;
-    const inputTokens = textTokens + (await mediaHoldTokens(candidate.media, first.plan.call.routing.images, media));
-    const held = Math.max(...candidate.deployments.map((d) => holdOf(candidate.prices, inputTokens, d.plan.call.maxTokens, d.plan.cacheWrites)));
-    priced.push({ candidate, inputTokens, held });
-  }
-  const held = Math.max(...priced.map((p) => p.held));
+  const { priced, held } = await priceCandidates(prepared, media);
   const candidates: CallCandidate<T>[] = priced.map(({ candidate, inputTokens }) => ({
     model: candidate.model.entry.slug,
     deployments: candidate.deployments.map((d): Deployed<T> => ({
@@ -209,4 +194,29 @@ export async function quoteRun<T extends CallTarget & { admitted: AdmittedChat }
   const route = prepareRoute('chat', prepared.request.model, candidates);
   const admitted = (candidates[0]?.deployments[0] as Deployed<T>).target.admitted;
   return { admitted, route, held };
+}
+
+/** A candidate with its input estimate (text and media) and its hold. */
+export interface PricedCandidate {
+  candidate: PreparedModel;
+  inputTokens: number;
+  held: number;
+}
+
+/**
+ * Every candidate priced (any door that runs the internal chat request): input estimate (real
+ * tokenizer) plus every image and PDF page read and priced (content support, continued, with the
+ * media limits), plus the capped output, at its prices (the input at a cache-write price where
+ * the run may write the cache at it); the run's hold is the largest.
+ */
+export async function priceCandidates(prepared: PreparedChat, media: MediaLimits): Promise<{ priced: PricedCandidate[]; held: number }> {
+  const textTokens = await estimateInputTokens(prepared.request);
+  const priced: PricedCandidate[] = [];
+  for (const candidate of prepared.candidates) {
+    const first = candidate.deployments[0] as PlannedDeployment;
+    const inputTokens = textTokens + (await mediaHoldTokens(candidate.media, first.plan.call.routing.images, media));
+    const held = Math.max(...candidate.deployments.map((d) => holdOf(candidate.prices, inputTokens, d.plan.call.maxTokens, d.plan.cacheWrites)));
+    priced.push({ candidate, inputTokens, held });
+  }
+  return { priced, held: Math.max(...priced.map((p) => p.held)) };
 }

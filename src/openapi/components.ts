@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { addCreditsBody, newAccountBody, newKeyBody, patchAccountBody, patchKeyBody } from '../admin/routes.ts';
 import { modelDetailSchema, modelListSchema } from '../catalog/model-schema.ts';
 import { chatRequestSchema } from '../chat/chat-schema.ts';
+import { countTokensSchema, messageSchema, messagesErrorSchema, messagesRequestSchema } from './messages-operations.ts';
 import {
   accountSchema, chatChunkSchema, chatCompletionSchema, errorSchema, issuedKeySchema, jsonRpcRequestSchema, jsonRpcResponseSchema,
   keySchema, keyUsageSchema, ledgerEntrySchema, notificationSchema, statsSchema,
@@ -12,6 +13,10 @@ export const COMPONENT_SCHEMAS: [name: string, schema: z.ZodType, io: 'input' | 
   ['ChatCompletionRequest', chatRequestSchema, 'input'],
   ['ChatCompletion', chatCompletionSchema, 'output'],
   ['ChatCompletionChunk', chatChunkSchema, 'output'],
+  ['MessagesRequest', messagesRequestSchema, 'input'],
+  ['Message', messageSchema, 'output'],
+  ['MessagesError', messagesErrorSchema, 'output'],
+  ['MessagesTokenCount', countTokensSchema, 'output'],
   ['ModelDetail', modelDetailSchema, 'output'],
   ['ModelList', modelListSchema, 'output'],
   ['Error', errorSchema, 'output'],

@@ -28,8 +28,8 @@ import type { ToolTable } from './tools.ts';
 export interface LegStream {
   push(text: string): void;
   end(): ResponsesAnswer;
-  /** What was generated so far (a client that closes is billed for it). */
-  sofar(): { usage: Usage | undefined; outputChars: number; output: Json[] };
+  /** What was generated so far (a client that closes is billed for it): the provider's last counts, and the output characters then and now. */
+  sofar(): { usage: Usage | undefined; outputChars: number; charsCounted: number; output: Json[] };
 }
 
 /** How one row reads its provider's answer. */
@@ -158,7 +158,7 @@ function nativeLeg(adapter: NativeResponsesAdapter): Leg {
           if (!ending.complete || final === undefined) throw streamBroken();
           return final;
         },
-        sofar: () => ({ usage: final?.usage, outputChars, output }),
+        sofar: () => ({ usage: final?.usage, outputChars, charsCounted: outputChars, output }),
       };
     },
   };
@@ -176,6 +176,7 @@ function translatedLeg(adapter: ProviderAdapter, tools: ToolTable, fences: boole
       const items = new StreamItems(events, tools);
       const stripper = fences ? new StreamingFenceStripper() : undefined;
       let usage: Usage | undefined;
+      let charsCounted = 0;
       let finish: keyof typeof INCOMPLETE | 'stop' | 'tool_calls' | undefined;
       const handle = (list: ReturnType<typeof decoder.push>) => {
         for (const event of list) {
@@ -189,6 +190,7 @@ function translatedLeg(adapter: ProviderAdapter, tools: ToolTable, fences: boole
               break;
             case 'usage':
               usage = event.usage;
+              charsCounted = items.outputChars;
               break;
             case 'error':
               throw event.error;
@@ -207,7 +209,7 @@ function translatedLeg(adapter: ProviderAdapter, tools: ToolTable, fences: boole
           const reason = INCOMPLETE[finish];
           return { output, status: reason === undefined ? 'completed' : 'incomplete', ...(reason === undefined ? {} : { incompleteReason: reason }), usage, outputChars: items.outputChars };
         },
-        sofar: () => ({ usage, outputChars: items.outputChars, output: items.output }),
+        sofar: () => ({ usage, outputChars: items.outputChars, charsCounted, output: items.output }),
       };
     },
   };

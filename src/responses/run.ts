@@ -7,12 +7,14 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { PaidRun } from '../billing/paid-run.ts';
-import { refundChat, settleChat, usageOrEstimate, type ChatRunDeps } from '../chat/chat-run.ts';
+import { refundFailedRun, settleTokens, usageSoFar } from '../billing/token-settlement.ts';
+import type { ChatRunDeps } from '../chat/chat-run.ts';
 import type { AdmittedChat } from '../chat/admission.ts';
 import { JsonAnswer } from '../http/json-answer.ts';
 import { SseWriter } from '../http/sse-writer.ts';
 import { asResponse, callProvider, runFailure, type Answered, type ProviderRoute, type ReadAnswer } from '../providers/provider-call.ts';
 import { readJsonBody } from '../providers/upstream-client.ts';
+import type { Usage } from '../shared/chat-wire.ts';
 import type { GatewayError } from '../shared/errors.ts';
 import { noteOutcome } from '../shared/run-metrics.ts';
 import type { ResponsesAnswer } from '../shared/responses-wire.ts';
@@ -45,6 +47,16 @@ async function call<R>(run: PaidRun, ctx: ResponsesRunContext, deps: ChatRunDeps
 
 const readAnswer: ReadAnswer<ResponsesTarget, ResponsesAnswer> = async (response, target) => target.leg.answer(await readJsonBody(response));
 
+/** Bills the usage at the answering model's prices; reported on the metrics and the request's log line. */
+function settle(run: PaidRun, ctx: ResponsesRunContext, deps: ChatRunDeps, usage: Usage, status: 'succeeded' | 'canceled', upstreamMs: number): Promise<number> {
+  const { admitted } = ctx;
+  return settleTokens(run, { metrics: deps.metrics, res: ctx.res }, { provider: admitted.plan.provider, model: admitted.model.entry.slug }, admitted.prices, usage, status, upstreamMs);
+}
+
+function refund(run: PaidRun, ctx: ResponsesRunContext, deps: ChatRunDeps, error: GatewayError): Promise<void> {
+  return refundFailedRun(run, { metrics: deps.metrics, res: ctx.res }, ctx.admitted.plan.provider, error);
+}
+
 function finalState(answer: ResponsesAnswer, usage: ResponseState['usage']): ResponseState {
   return { status: answer.status, output: answer.output, ...(usage === undefined ? {} : { usage }), ...(answer.incompleteReason === undefined ? {} : { incompleteReason: answer.incompleteReason }) };
 }
@@ -55,14 +67,14 @@ export async function runNonStream(run: PaidRun, ctx: ResponsesRunContext, deps:
   try {
     const got = (await call(run, ctx, deps, readAnswer)).value;
     run.throwIfStopped();
-    const usage = usageOrEstimate(got.usage, ctx.admitted, got.outputChars);
-    await settleChat(run, ctx, deps, usage, 'succeeded', performance.now() - start);
+    const usage = usageSoFar(got.usage, ctx.admitted.inputTokens, got.outputChars, got.outputChars);
+    await settle(run, ctx, deps, usage, 'succeeded', performance.now() - start);
     const state = finalState(got, usage);
     await ctx.keep(state);
     answer.send(200, responseView(ctx.who, state));
   } catch (thrown) {
     const error = runFailure(run, thrown);
-    await refundChat(run, ctx, deps, error);
+    await refund(run, ctx, deps, error);
     answer.send(error.status, errorBody(error));
   }
 }
@@ -91,8 +103,8 @@ export async function runStream(run: PaidRun, ctx: ResponsesRunContext, deps: Ch
     }
     const got = leg.end();
     run.throwIfStopped();
-    const usage = usageOrEstimate(got.usage, ctx.admitted, got.outputChars);
-    await settleChat(run, ctx, deps, usage, 'succeeded', performance.now() - start);
+    const usage = usageSoFar(got.usage, ctx.admitted.inputTokens, got.outputChars, got.outputChars);
+    await settle(run, ctx, deps, usage, 'succeeded', performance.now() - start);
     const state = finalState(got, usage);
     await ctx.keep(state);
     events.finish(state);
@@ -101,13 +113,13 @@ export async function runStream(run: PaidRun, ctx: ResponsesRunContext, deps: Ch
     const sofar = leg?.sofar();
     if (run.stopReason === 'client_closed') {
       // What was generated is billed and the rest released; before the first event, all of it is refunded (499).
-      if (sse.started) await settleChat(run, ctx, deps, usageOrEstimate(sofar?.usage, ctx.admitted, sofar?.outputChars ?? 0), 'canceled', performance.now() - start);
+      if (sse.started) await settle(run, ctx, deps, usageSoFar(sofar?.usage, ctx.admitted.inputTokens, sofar?.outputChars ?? 0, sofar?.charsCounted ?? 0), 'canceled', performance.now() - start);
       else await run.refund('client_closed_request', 'canceled');
       sse.stop();
       return;
     }
     const error = runFailure(run, thrown);
-    await refundChat(run, ctx, deps, error);
+    await refund(run, ctx, deps, error);
     if (sse.started) {
       events.fail(error, sofar?.output ?? []);
       sse.end();

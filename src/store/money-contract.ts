@@ -6,8 +6,9 @@
  */
 
 /** What a job is: one per billed route. */
+/** `messages`: a chat run through the Messages route (the Anthropic format), shown apart in the request log. */
 /** `responses`: a chat run through the Responses route (the OpenAI Responses format), shown apart in the request log. */
-export type JobKind = 'chat' | 'responses' | 'embeddings' | 'image' | 'video' | 'speech' | 'transcription' | 'fine_tuning';
+export type JobKind = 'chat' | 'messages' | 'responses' | 'embeddings' | 'image' | 'video' | 'speech' | 'transcription' | 'fine_tuning';
 
 /** A job's life: processing (held, running) → succeeded | failed | canceled. */
 export type JobStatus = 'processing' | 'succeeded' | 'failed' | 'canceled';
