@@ -79,10 +79,28 @@ describe.each(MODELS)('the AI SDK on $model ($upstream)', ({ model, upstream }) 
   });
 
   it('max_output_tokens reached: finishReason length, billed for what was written', async () => {
-    h[upstream].enqueue({ kind: 'text', text: 'word '.repeat(10), finish: upstream === 'openai' ? 'length' : 'max_tokens', usage: { input: 12, output: 16 } });
+    // (Usage within the hold: the gateway's estimate of this input and the 16 output tokens.)
+    h[upstream].enqueue({ kind: 'text', text: 'word '.repeat(10), finish: upstream === 'openai' ? 'length' : 'max_tokens', usage: { input: 5, output: 16 } });
     const before = await h.balance();
     const result = await generateText({ model: provider.responses(model), prompt: 'Talk', maxOutputTokens: 16 });
     expect(result.finishReason).toBe('length');
-    expect(await h.balance()).toBe(before - costMicro(12, 16));
+    expect(await h.balance()).toBe(before - costMicro(5, 16));
+  });
+
+  it('a tool loop on a reasoning model: the second step refers to the reasoning item by id (item_reference)', async () => {
+    const reasoner = upstream === 'openai' ? 'gpt-reasoner' : 'claude-test';
+    h[upstream].enqueue({ kind: 'tool_calls', reasoning: 'The tool knows the weather.', calls: [{ name: 'get_weather', arguments: { city: 'Rome' } }], usage: { input: 30, output: 20, reasoning: 8 } });
+    h[upstream].enqueue({ kind: 'text', text: 'It is 18C in Rome.', usage: { input: 60, output: 8 } });
+    const before = await h.balance();
+    const result = await generateText({
+      model: provider.responses(reasoner),
+      prompt: 'Weather in Rome?',
+      tools: { get_weather: tool({ description: 'The weather in a city', inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => `18C in ${city}` }) },
+      stopWhen: stepCountIs(3),
+    });
+    expect(result.text).toBe('It is 18C in Rome.');
+    expect(result.steps[0]?.reasoningText).toBe('The tool knows the weather.');
+    expect(JSON.stringify(h[upstream].requests[1]?.body)).toContain('18C in Rome');
+    expect(await h.balance()).toBe(before - costMicro(30, 20) - costMicro(60, 8));
   });
 });
