@@ -2,7 +2,7 @@
  * Codex CLI (@openai/codex, its native binary), unchanged, through the gateway's Responses route:
  * `codex exec --json --skip-git-repo-check` with a throw-away HOME and a CODEX_HOME/config.toml naming
  * the gateway as a custom model provider (the README's block), on a provider_1 model (native) and a
- * provider_2 model (translated): a one-shot prompt, and a turn where the model runs a shell command
+ * provider_2 and a provider_3 model (translated): a one-shot prompt, and a turn where the model runs a shell command
  * through Codex's own `exec_command` tool and answers from its output. The user sees the answer, is
  * charged exactly, and every request is a job.
  */
@@ -17,11 +17,13 @@ afterAll(async () => h.close());
 beforeEach(() => {
   h.openai.reset();
   h.anthropic.reset();
+  h.gemini.reset();
 });
 
 const MODELS = [
   { model: 'gpt-test', upstream: 'openai' },
   { model: 'claude-test', upstream: 'anthropic' },
+  { model: 'gemini-test', upstream: 'gemini' },
 ] as const;
 
 describe.each(MODELS)('Codex CLI on $model ($upstream)', ({ model, upstream }) => {
@@ -34,6 +36,10 @@ describe.each(MODELS)('Codex CLI on $model ($upstream)', ({ model, upstream }) =
     expect(run.messages).toEqual(['Hello from the gateway, Codex.']);
     expect(run.events.at(-1)).toMatchObject({ type: 'turn.completed', usage: { input_tokens: 3200, output_tokens: 9 } });
     expect(h[upstream].requests).toHaveLength(1);
+    // Its default web_search tool is dropped (the gateway cannot price it); its function tools reach the provider.
+    const sent = JSON.stringify(h[upstream].requests[0]?.body);
+    expect(sent).not.toContain('web_search');
+    expect(sent).toContain('exec_command');
     expect(await h.balance()).toBe(before - costMicro(3200, 9));
     const jobs = await h.newJobs(seen);
     expect(jobs).toHaveLength(1);
@@ -62,4 +68,19 @@ describe.each(MODELS)('Codex CLI on $model ($upstream)', ({ model, upstream }) =
       ['succeeded', model, costMicro(3500, 8) / 1e6],
     ]);
   });
+});
+
+it('Codex on a reasoning model (provider_1, native): the reasoning summary shows, and the item goes back with its encrypted content', async () => {
+  h.openai.enqueue({ kind: 'tool_calls', reasoning: 'I should run echo.', calls: [{ name: 'exec_command', arguments: { cmd: 'echo hi-reasoning' } }], usage: { input: 3300, output: 25, reasoning: 5 } });
+  h.openai.enqueue({ kind: 'text', text: 'It printed hi-reasoning.', usage: { input: 3500, output: 8 } });
+  const before = await h.balance();
+  const run = await runCodex(h.baseUrl, h.key, 'gpt-reasoner', 'Run echo hi-reasoning');
+  expect(run.code, run.stderr).toBe(0);
+  expect(run.events.find((e) => e.item?.type === 'reasoning')?.item?.text).toBe('I should run echo.');
+  expect(run.messages).toEqual(['It printed hi-reasoning.']);
+  // Codex asked for encrypted reasoning (store is false): the item it sends back is whole, so provider_1 takes it.
+  const second = h.openai.requests[1]?.body as { store: boolean; input: { type?: string; encrypted_content?: string }[] };
+  expect(second.store).toBe(false);
+  expect(second.input.find((i) => i.type === 'reasoning')?.encrypted_content).toMatch(/^gAAAAA/);
+  expect(await h.balance()).toBe(before - costMicro(3300, 25) - costMicro(3500, 8));
 });
