@@ -30,6 +30,7 @@ export interface Operation {
 
 export const TAGS = [
   { name: 'Chat', description: 'Chat completions in the widely used chat-completions format: streaming, tools, structured output.' },
+  { name: 'Responses', description: 'The Responses format (the openai SDKs\' responses API, the Agents SDK, the AI SDK, Codex CLI) on any provider\'s chat model, with stored responses.' },
   { name: 'Models', description: 'The public model catalog: free, no key needed.' },
   { name: 'Embeddings', description: 'Embeddings in the widely used embeddings format.' },
   { name: 'Media', description: 'Images, videos, speech, transcription and voice-sample uploads.' },

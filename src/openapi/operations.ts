@@ -10,6 +10,7 @@ import { body, GATE, json, pathParam, RATE_HEADERS, ref, type Json, type Operati
 import { FINE_TUNING } from './fine-tuning-operations.ts';
 import { RUNS } from './run-operations.ts';
 import { PORTAL } from './portal-operations.ts';
+import { RESPONSES } from './responses-operations.ts';
 
 export { TAGS, type Operation } from './operation-parts.ts';
 
@@ -281,4 +282,4 @@ const BUILT: Operation[] = [
   },
 ];
 
-export const OPERATIONS: readonly Operation[] = [...BUILT, ...RUNS, ...FINE_TUNING, ...AUDIO, ...PORTAL];
+export const OPERATIONS: readonly Operation[] = [...BUILT, ...RESPONSES, ...RUNS, ...FINE_TUNING, ...AUDIO, ...PORTAL];

@@ -8,7 +8,7 @@
  *   function_call_output, custom_tool_call_output → tool results;
  *   reasoning → the reasoning text of the assistant turn that follows (providers that replay it);
  *   additional_tools → more tools (tools.ts).
- * Items of built-in tools (web search calls and the like) are dropped and named.
+ * Items of built-in tools (web search calls and the like) and item references are dropped and named.
  */
 import { bounded, invalid, isObject, present, type Json } from '../chat/chat-request.ts';
 import type { ChatMessage, ContentPart, ToolCall } from '../shared/chat-wire.ts';
@@ -29,6 +29,7 @@ export function normalInput(input: unknown): InputItem[] {
   if (input.length > MAX_INPUT_ITEMS) throw invalid('input', `'input' may hold at most ${MAX_INPUT_ITEMS} items.`);
   return input.map((item, i) => {
     if (!isObject(item)) throw invalid(`input[${i}]`, 'Each input item must be an object.');
+    bounded(item, `input[${i}]`);
     // The Agents SDK's messages carry no type: a role makes them messages.
     if (item.type === undefined && typeof item.role === 'string') return { ...item, type: 'message' };
     if (typeof item.type !== 'string') throw invalid(`input[${i}].type`, "Each input item needs a 'type' (or a 'role' for a message).");
@@ -102,10 +103,9 @@ export function chatMessages(items: readonly InputItem[], tools: ToolTable, igno
       case 'additional_tools':
         addTools(tools, item.tools, `${where}.tools`, ignored);
         return;
-      case 'item_reference':
-        throw invalid(where, 'Item references are not supported: send the item itself (or continue with previous_response_id).');
       default:
-        // Items of built-in tools the gateway never runs (web_search_call, …): nothing a provider can take.
+        // Items of built-in tools the gateway never runs (web_search_call, …): nothing a provider can take. An
+        // item_reference (the AI SDK's, to a previous response's reasoning item) names an item no provider is sent.
         ignored.push(`input.${item.type.replace(/[^a-zA-Z0-9_.-]/g, '_').slice(0, 64)}`);
     }
   });

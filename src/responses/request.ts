@@ -55,6 +55,8 @@ export function parseResponsesRequest(raw: unknown): ResponsesRequest {
   if (typeof model !== 'string' || model === '') throw invalid('model', "'model' is required and must be a non-empty string.");
   if (body.background === true) throw invalid('background', 'Background responses are not supported: send the request without background (stream it for long runs).');
   const ignored = Object.keys(body).filter((k) => !KNOWN.has(k) && !QUIET.has(k));
+  // What is kept is serialised again (stored, sent to the native provider): bounded; unknown fields are never walked.
+  for (const name of Object.keys(body)) if (name !== 'input' && !ignored.includes(name)) bounded(body[name], name);
   const request: ResponsesRequest = {
     model,
     input: normalInput(body.input),
@@ -171,7 +173,11 @@ export function translate(request: ResponsesRequest, context: readonly InputItem
     set('tool_choice', parseToolChoice(request.toolChoice, tools));
     set('parallel_tool_calls', request.parallelToolCalls);
   } else {
-    if (request.toolChoice !== undefined && request.toolChoice !== 'auto' && request.toolChoice !== 'none') parseToolChoice(request.toolChoice, tools);
+    // Without tools a provider can call, these say nothing (as on chat: named); a choice that requires a built-in tool is still refused.
+    if (request.toolChoice !== undefined) {
+      if (request.toolChoice !== 'auto' && request.toolChoice !== 'none') parseToolChoice(request.toolChoice, tools);
+      ignored.push('tool_choice');
+    }
     if (request.parallelToolCalls !== undefined) ignored.push('parallel_tool_calls');
   }
   return { chat, tools };

@@ -73,7 +73,7 @@ export function registerResponsesRoutes(app: FastifyInstance, deps: ResponsesRou
     );
     const run = await deps.runs.admit({
       jobId,
-      kind: 'chat',
+      kind: 'responses',
       model: admitted.model.entry.slug,
       key: payingKeyOf(key),
       quote: held,

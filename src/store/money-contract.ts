@@ -6,7 +6,8 @@
  */
 
 /** What a job is: one per billed route. */
-export type JobKind = 'chat' | 'embeddings' | 'image' | 'video' | 'speech' | 'transcription' | 'fine_tuning';
+/** `responses`: a chat run through the Responses route (the OpenAI Responses format), shown apart in the request log. */
+export type JobKind = 'chat' | 'responses' | 'embeddings' | 'image' | 'video' | 'speech' | 'transcription' | 'fine_tuning';
 
 /** A job's life: processing (held, running) → succeeded | failed | canceled. */
 export type JobStatus = 'processing' | 'succeeded' | 'failed' | 'canceled';

@@ -1,0 +1,185 @@
+/**
+ * What real clients send to the Responses route (DECISIONS "Agent formats: the Responses route"),
+ * over real HTTP: Codex's custom and namespace tools and its additional_tools item, the developer
+ * role, items without type (the Agents SDK), built-in tools dropped and named, the refusals, and
+ * provider_1's native passthrough body (store false, the whole context, the held output cap).
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { money, startChatHarness, type ChatHarness } from './helpers/chat.ts';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- upstream bodies are inspected freely
+type Wire = any;
+
+let h: ChatHarness;
+let key: string;
+beforeAll(async () => {
+  h = await startChatHarness();
+  key = (await h.gw.account()).key;
+});
+afterAll(async () => h.close());
+beforeEach(() => {
+  for (const e of [h.openai, h.deepseek, h.anthropic, h.gemini]) e.reset();
+});
+
+const responses = (body: Record<string, unknown>, k = key) => h.gw.api('/responses', { key: k, body });
+const lastBody = (e: { requests: { body: unknown }[] }): Wire => e.requests[e.requests.length - 1]?.body;
+
+/** Codex's tools: a function, a grammar custom tool, a namespace of MCP tools, and a default web search. */
+const CODEX_TOOLS = [
+  { type: 'function', name: 'exec_command', description: 'Run a command', parameters: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'] }, strict: false },
+  { type: 'custom', name: 'apply_patch', description: 'Apply a patch', format: { type: 'grammar', syntax: 'lark', definition: 'start: "*** Begin Patch" /.+/s' } },
+  { type: 'namespace', name: 'mcp__docs', description: 'Docs server', tools: [{ type: 'function', name: 'search', parameters: { type: 'object', properties: { q: { type: 'string' } } } }] },
+  { type: 'web_search', external_web_access: false },
+];
+
+describe('what Codex sends, on a translated provider (provider_7)', () => {
+  it('custom and namespace tools become functions; web_search is dropped and named; client_metadata and prompt_cache_key are taken quietly', async () => {
+    h.deepseek.enqueue({ kind: 'text', text: 'ok' });
+    const r = await responses({
+      model: 'deepseek-test',
+      instructions: 'You are Codex.',
+      input: [
+        { type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'Sandbox: read-only.' }] },
+        { type: 'message', role: 'user', id: 'msg_1', status: 'completed', content: [{ type: 'input_text', text: 'List the files' }] },
+      ],
+      tools: CODEX_TOOLS,
+      tool_choice: 'auto',
+      parallel_tool_calls: false,
+      reasoning: { effort: 'medium', summary: 'auto' },
+      text: { verbosity: 'low' },
+      include: ['reasoning.encrypted_content'],
+      store: false,
+      stream: false,
+      client_metadata: { 'x-codex-turn': '1' },
+      prompt_cache_key: 'thread-1',
+    });
+    expect(r.status, r.text).toBe(200);
+    const ignored = String(r.headers['x-service-ignored-params']).split(',');
+    expect(ignored).toContain('tools.web_search');
+    expect(ignored).not.toContain('client_metadata');
+    expect(ignored).not.toContain('prompt_cache_key');
+    const sent = lastBody(h.deepseek);
+    expect(sent.tools.map((t: Wire) => t.function.name)).toEqual(['exec_command', 'apply_patch', 'mcp__docs__search']);
+    expect(sent.tools[1].function.parameters.properties.input.type).toBe('string');
+    expect(sent.tools[1].function.description).toContain('lark grammar');
+    expect(sent.messages[0]).toEqual({ role: 'system', content: 'You are Codex.' });
+    expect(sent.messages.map((m: Wire) => m.role)).toEqual(['system', 'system', 'user']);
+    expect(JSON.stringify(sent)).not.toContain('web_search');
+  });
+
+  it("a custom tool's call comes back as a custom_tool_call with its input; a namespaced call names its namespace", async () => {
+    h.deepseek.enqueue({ kind: 'tool_calls', calls: [{ name: 'apply_patch', arguments: { input: '*** Begin Patch\n*** End Patch' } }, { name: 'mcp__docs__search', arguments: { q: 'gateway' } }] });
+    const r = await responses({ model: 'deepseek-test', input: 'Patch it', tools: CODEX_TOOLS, store: false });
+    expect(r.status, r.text).toBe(200);
+    const [patch, search] = r.json.output;
+    expect(patch).toMatchObject({ type: 'custom_tool_call', name: 'apply_patch', input: '*** Begin Patch\n*** End Patch' });
+    expect(search).toMatchObject({ type: 'function_call', name: 'search', namespace: 'mcp__docs', arguments: '{"q":"gateway"}' });
+    // Sent back with their outputs, they reach the provider as its tool calls and results.
+    h.deepseek.enqueue({ kind: 'text', text: 'Patched.' });
+    const next = await responses({
+      model: 'deepseek-test', tools: CODEX_TOOLS, store: false,
+      input: ['Patch it', patch, { type: 'custom_tool_call_output', call_id: patch.call_id, output: 'Done!' }, search, { type: 'function_call_output', call_id: search.call_id, output: 'found' }]
+        .map((item) => (typeof item === 'string' ? { role: 'user', content: item } : item)),
+    });
+    expect(next.status, next.text).toBe(200);
+    const sent = lastBody(h.deepseek);
+    // Each call answered before the next: two assistant turns, each with its call, each followed by its result.
+    expect(sent.messages.map((m: Wire) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'tool']);
+    const calls = sent.messages.flatMap((m: Wire) => m.tool_calls ?? []);
+    expect(calls.map((c: Wire) => [c.function.name, JSON.parse(c.function.arguments)])).toEqual([
+      ['apply_patch', { input: '*** Begin Patch\n*** End Patch' }],
+      ['mcp__docs__search', { q: 'gateway' }],
+    ]);
+    expect(sent.messages.filter((m: Wire) => m.role === 'tool').map((m: Wire) => m.content)).toEqual(['Done!', 'found']);
+  });
+
+  it('an additional_tools input item declares more tools', async () => {
+    h.deepseek.enqueue({ kind: 'text', text: 'ok' });
+    const r = await responses({
+      model: 'deepseek-test', store: false,
+      input: [{ type: 'additional_tools', role: 'developer', tools: [CODEX_TOOLS[0], { type: 'image_generation' }] }, { role: 'user', content: 'Hi' }],
+    });
+    expect(r.status, r.text).toBe(200);
+    expect(lastBody(h.deepseek).tools.map((t: Wire) => t.function.name)).toEqual(['exec_command']);
+    expect(String(r.headers['x-service-ignored-params'])).toContain('tools.image_generation');
+  });
+});
+
+describe('the native row (provider_1)', () => {
+  it("the client's body reaches provider_1's /responses with store false, the held output cap, built-ins removed, custom tools as sent", async () => {
+    h.openai.enqueue({ kind: 'text', text: 'ok' });
+    const r = await responses({ model: 'gpt-test', input: [{ role: 'user', content: 'Hi' }], tools: CODEX_TOOLS, prompt_cache_key: 'thread-1', client_metadata: { a: 'b' } });
+    expect(r.status, r.text).toBe(200);
+    const sent = lastBody(h.openai);
+    expect(h.openai.requests.at(-1)?.path).toBe('/v1/responses');
+    expect(sent).toMatchObject({ model: 'gpt-test-2026-01-01', store: false, max_output_tokens: 4096, prompt_cache_key: 'thread-1', client_metadata: { a: 'b' } });
+    expect(sent.tools.map((t: Wire) => t.type)).toEqual(['function', 'custom', 'namespace']);
+    expect(r.json.store).toBe(true);
+    expect(r.json.tools).toHaveLength(4);
+  });
+});
+
+describe('refusals and the request shapes clients send', () => {
+  it('items without type are messages by their role (the Agents SDK)', async () => {
+    h.anthropic.enqueue({ kind: 'text', text: 'ok' });
+    const r = await responses({ model: 'claude-test', input: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }], store: false });
+    expect(r.status, r.text).toBe(200);
+    expect(JSON.stringify(lastBody(h.anthropic).system)).toContain('Be brief.');
+  });
+
+  it("an item_reference (the AI SDK's, to a stored reasoning item) is dropped and named", async () => {
+    h.anthropic.enqueue({ kind: 'text', text: 'ok' });
+    const r = await responses({ model: 'claude-test', store: false, input: [{ role: 'user', content: 'Hi' }, { type: 'item_reference', id: 'rs_123' }] });
+    expect(r.status, r.text).toBe(200);
+    expect(r.headers['x-service-ignored-params']).toBe('input.item_reference');
+  });
+
+  it('background: true → 400 invalid_request, nothing held', async () => {
+    const { key: k, accountId } = await h.gw.account();
+    const before = await money(h.gw, accountId);
+    const r = await responses({ model: 'gpt-test', input: 'Hi', background: true }, k);
+    expect(r.status).toBe(400);
+    expect(r.json.error).toMatchObject({ code: 'invalid_request', param: 'background' });
+    expect(await money(h.gw, accountId)).toEqual(before);
+  });
+
+  it('a tool_choice that requires a dropped built-in tool → 400 invalid_request', async () => {
+    const r = await responses({ model: 'deepseek-test', input: 'Search', tools: [{ type: 'web_search' }], tool_choice: { type: 'web_search' } });
+    expect(r.status).toBe(400);
+    expect(r.json.error).toMatchObject({ code: 'invalid_request', param: 'tool_choice' });
+  });
+
+  it('an unknown field is dropped and named; an unknown previous_response_id → 404 response_not_found', async () => {
+    h.gemini.enqueue({ kind: 'text', text: 'ok' });
+    const r = await responses({ model: 'gemini-test', input: 'Hi', frobnicate: 1, store: false });
+    expect(r.status).toBe(200);
+    expect(r.headers['x-service-ignored-params']).toBe('frobnicate');
+    const missing = await responses({ model: 'gemini-test', input: 'Hi', previous_response_id: 'resp_nope' });
+    expect(missing.status).toBe(404);
+    expect(missing.json.error).toMatchObject({ code: 'response_not_found', param: 'previous_response_id' });
+  });
+
+  it("the job record's kind is 'responses' (GET /jobs/{id} with the chat key; the dashboard's request log shows it)", async () => {
+    h.gemini.enqueue({ kind: 'text', text: 'ok', usage: { input: 3, output: 1 } });
+    const r = await responses({ model: 'gemini-test', input: 'Hi', store: false });
+    const job = await h.gw.api(`/jobs/${r.headers['x-service-job-id']}`, { key });
+    expect(job.status, job.text).toBe(200);
+    expect(job.json).toMatchObject({ kind: 'responses', status: 'succeeded', model: 'gemini-test' });
+    const log = await h.gw.admin('GET', `/admin/v1/jobs?limit=1`);
+    expect(log.json.data[0]).toMatchObject({ id: r.headers['x-service-job-id'], kind: 'responses' });
+  });
+
+  it('a response stored with store: false is not kept: retrieve → 404', async () => {
+    h.gemini.enqueue({ kind: 'text', text: 'ok' });
+    const r = await responses({ model: 'gemini-test', input: 'Hi', store: false });
+    const got = await h.gw.api(`/responses/${r.json.id}`, { key });
+    expect(got.status).toBe(404);
+    expect(got.json.error.code).toBe('response_not_found');
+  });
+
+  it('an image file_id part → 400 unsupported_content naming the part', async () => {
+    const r = await responses({ model: 'gpt-test', input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file-1' }] }] });
+    expect(r.status).toBe(400);
+    expect(r.json.error).toMatchObject({ code: 'unsupported_content', param: 'input[0].content[0]' });
+  });
+});
