@@ -89,17 +89,31 @@ describe.each(MODELS)('the AI SDK on $model ($upstream)', ({ model, upstream }) 
 
   it('a tool loop on a reasoning model: the second step refers to the reasoning item by id (item_reference)', async () => {
     const reasoner = upstream === 'openai' ? 'gpt-reasoner' : 'claude-test';
+    // The gateway's headers on each answer, read through the SDK's own fetch.
+    const ignored: (string | null)[] = [];
+    const watched = createOpenAI({
+      apiKey: h.key,
+      baseURL: h.baseUrl,
+      fetch: async (input, init) => {
+        const response = await fetch(input, init);
+        ignored.push(response.headers.get('x-service-ignored-params'));
+        return response;
+      },
+    });
     h[upstream].enqueue({ kind: 'tool_calls', reasoning: 'The tool knows the weather.', calls: [{ name: 'get_weather', arguments: { city: 'Rome' } }], usage: { input: 30, output: 20, reasoning: 8 } });
     h[upstream].enqueue({ kind: 'text', text: 'It is 18C in Rome.', usage: { input: 60, output: 8 } });
     const before = await h.balance();
     const result = await generateText({
-      model: provider.responses(reasoner),
+      model: watched.responses(reasoner),
       prompt: 'Weather in Rome?',
       tools: { get_weather: tool({ description: 'The weather in a city', inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => `18C in ${city}` }) },
       stopWhen: stepCountIs(3),
     });
     expect(result.text).toBe('It is 18C in Rome.');
     expect(result.steps[0]?.reasoningText).toBe('The tool knows the weather.');
+    // Step 2 referred to that reasoning item by id: dropped (no provider is sent a reference) and named.
+    expect(ignored).toHaveLength(2);
+    expect(ignored[1]).toContain('input.item_reference');
     expect(JSON.stringify(h[upstream].requests[1]?.body)).toContain('18C in Rome');
     expect(await h.balance()).toBe(before - costMicro(30, 20) - costMicro(60, 8));
   });
