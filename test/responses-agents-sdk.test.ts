@@ -21,11 +21,13 @@ afterAll(async () => h.close());
 beforeEach(() => {
   h.openai.reset();
   h.anthropic.reset();
+  h.gemini.reset();
 });
 
 const MODELS = [
   { model: 'gpt-test', provider: 'openai' },
   { model: 'claude-test', provider: 'anthropic' },
+  { model: 'gemini-test', provider: 'gemini' },
 ] as const;
 
 function weatherAgent(model: string, calls: string[]): Agent {
