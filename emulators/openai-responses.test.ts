@@ -132,6 +132,20 @@ describe('provider_1 POST /v1/responses', () => {
     expect(ev.filter((e) => e.event === 'response.custom_tool_call_input.delta').map((e) => e.data.delta).join('')).toBe('*** Begin Patch\n*** End Patch');
     const out = (ev.at(-1)?.data.response as { output: Json[] }).output;
     expect(out.at(-1)).toMatchObject({ type: 'custom_tool_call', name: 'apply_patch', input: '*** Begin Patch\n*** End Patch' });
+    expect(out.at(-1)).not.toHaveProperty('namespace');
+  });
+
+  it('says which namespace a called tool is in', async () => {
+    emu.enqueue({ kind: 'tool_calls', calls: [{ name: 'sleep', arguments: { ms: 5 } }, { name: 'exec', arguments: { input: 'text(1)' } }] });
+    const tools = [
+      { type: 'namespace', name: 'clock', description: 'time', tools: [{ type: 'function', name: 'sleep', parameters: { type: 'object', properties: { ms: { type: 'number' } } } }] },
+      { type: 'namespace', name: 'functions', description: '', tools: [{ type: 'custom', name: 'exec', description: 'JavaScript' }] },
+    ];
+    const out = (await post({ model: 'gpt-5', input: 'wait', tools })).json().output as Json[];
+    expect(out.filter((i) => i.type !== 'reasoning')).toMatchObject([
+      { type: 'function_call', name: 'sleep', namespace: 'clock', arguments: '{"ms":5}' },
+      { type: 'custom_tool_call', name: 'exec', namespace: 'functions', input: 'text(1)' },
+    ]);
   });
 
   it('gives reasoning items on a reasoning model: summary when asked, encrypted content when included, reasoning tokens counted', async () => {

@@ -125,18 +125,19 @@ function callForced(body: Record<string, unknown>): boolean {
   return hasTools && (tc === 'required' || (isRecord(tc) && typeof tc.name === 'string'));
 }
 
-function customToolNames(body: Record<string, unknown>): Set<string> {
-  const names = new Set<string>();
-  const walk = (tools: unknown): void => {
-    if (!Array.isArray(tools)) return;
-    for (const t of tools) {
+/** The offered tools by name: custom or not, and the namespace a tool is in (a call of it says so). */
+function offeredTools(body: Record<string, unknown>): Map<string, { custom: boolean; namespace?: string }> {
+  const tools = new Map<string, { custom: boolean; namespace?: string }>();
+  const walk = (list: unknown, namespace?: string): void => {
+    if (!Array.isArray(list)) return;
+    for (const t of list) {
       if (!isRecord(t)) continue;
-      if (t.type === 'custom' && typeof t.name === 'string') names.add(t.name);
-      walk(t.tools);
+      if (t.type === 'namespace' && typeof t.name === 'string') walk(t.tools, t.name);
+      else if (typeof t.name === 'string') tools.set(t.name, { custom: t.type === 'custom', ...(namespace === undefined ? {} : { namespace }) });
     }
   };
   walk(body.tools);
-  return names;
+  return tools;
 }
 
 // ---------------------------------------------------------------------------
@@ -182,15 +183,17 @@ function render(a: Answer, body: Record<string, unknown>, summarize: boolean): R
     output.push({ id: `msg_${randomId(40)}`, type: 'message', status: status === 'incomplete' ? 'incomplete' : 'completed', content: [part], role: 'assistant' });
     pieces.push(splitText(words, ans.chunks));
   }
-  const custom = customToolNames(body);
+  const offered = offeredTools(body);
   for (const c of ans.calls) {
     const callId = `call_${randomId(24)}`;
-    if (custom.has(c.name)) {
+    const tool = offered.get(c.name);
+    const namespace = tool?.namespace === undefined ? {} : { namespace: tool.namespace };
+    if (tool?.custom === true) {
       const input = typeof c.args.input === 'string' ? c.args.input : c.json;
-      output.push({ id: `ctc_${randomId(40)}`, type: 'custom_tool_call', status: 'completed', call_id: callId, input, name: c.name });
+      output.push({ id: `ctc_${randomId(40)}`, type: 'custom_tool_call', status: 'completed', call_id: callId, input, name: c.name, ...namespace });
       pieces.push(fragments(input));
     } else {
-      output.push({ id: `fc_${randomId(40)}`, type: 'function_call', status: 'completed', arguments: c.json, call_id: callId, name: c.name });
+      output.push({ id: `fc_${randomId(40)}`, type: 'function_call', status: 'completed', arguments: c.json, call_id: callId, name: c.name, ...namespace });
       pieces.push(fragments(c.json));
     }
   }

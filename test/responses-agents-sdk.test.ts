@@ -21,11 +21,13 @@ afterAll(async () => h.close());
 beforeEach(() => {
   h.openai.reset();
   h.anthropic.reset();
+  h.gemini.reset();
 });
 
 const MODELS = [
   { model: 'gpt-test', provider: 'openai' },
   { model: 'claude-test', provider: 'anthropic' },
+  { model: 'gemini-test', provider: 'gemini' },
 ] as const;
 
 function weatherAgent(model: string, calls: string[]): Agent {
@@ -80,4 +82,21 @@ describe.each(MODELS)('the Agents SDK on $model ($provider)', ({ model, provider
       expect(job.usage).toMatchObject({ prompt_tokens: 60, completion_tokens: 9 });
     });
   }
+
+  it('a second run continues the first by previousResponseId: the gateway sends the whole conversation', async () => {
+    const emu = h[provider];
+    emu.enqueue({ kind: 'text', text: 'Noted: your name is Ada.', usage: { input: 20, output: 6 } });
+    emu.enqueue({ kind: 'text', text: 'Your name is Ada.', usage: { input: 34, output: 5 } });
+    const before = await h.balance();
+    const agent = new Agent({ name: 'Memory', instructions: 'Remember what the user says.', model });
+    const first = await runner.run(agent, 'My name is Ada.');
+    const second = await runner.run(agent, 'What is my name?', { previousResponseId: first.lastResponseId });
+    expect(second.finalOutput).toBe('Your name is Ada.');
+    // The client sent only the new question; the provider got the first turn too.
+    const continued = JSON.stringify(emu.requests[1]?.body);
+    expect(continued).toContain('My name is Ada.');
+    expect(continued).toContain('Noted: your name is Ada.');
+    expect(continued).toContain('What is my name?');
+    expect(await h.balance()).toBe(before - costMicro(20, 6) - costMicro(34, 5));
+  });
 });

@@ -19,11 +19,17 @@ afterAll(async () => h.close());
 beforeEach(() => {
   h.openai.reset();
   h.anthropic.reset();
+  h.gemini.reset();
 });
 
+/**
+ * Each model with its provider's emulator, a reasoning model of that provider, its finish value for reaching the
+ * output limit, and whether its output count leaves the reasoning out (provider_3 reports thoughts apart; billed as output).
+ */
 const MODELS = [
-  { model: 'gpt-test', upstream: 'openai' },
-  { model: 'claude-test', upstream: 'anthropic' },
+  { model: 'gpt-test', upstream: 'openai', reasoner: 'gpt-reasoner', lengthFinish: 'length', thoughtsApart: false },
+  { model: 'claude-test', upstream: 'anthropic', reasoner: 'claude-test', lengthFinish: 'max_tokens', thoughtsApart: false },
+  { model: 'gemini-test', upstream: 'gemini', reasoner: 'gemini-test', lengthFinish: 'MAX_TOKENS', thoughtsApart: true },
 ] as const;
 
 function responseIdOf(metadata: unknown): string {
@@ -32,7 +38,7 @@ function responseIdOf(metadata: unknown): string {
   return id;
 }
 
-describe.each(MODELS)('the AI SDK on $model ($upstream)', ({ model, upstream }) => {
+describe.each(MODELS)('the AI SDK on $model ($upstream)', ({ model, upstream, reasoner, lengthFinish, thoughtsApart }) => {
   it('generateText', async () => {
     h[upstream].enqueue({ kind: 'text', text: 'Hello from the gateway.', usage: { input: 21, output: 5 } });
     const before = await h.balance();
@@ -79,10 +85,41 @@ describe.each(MODELS)('the AI SDK on $model ($upstream)', ({ model, upstream }) 
   });
 
   it('max_output_tokens reached: finishReason length, billed for what was written', async () => {
-    h[upstream].enqueue({ kind: 'text', text: 'word '.repeat(10), finish: upstream === 'openai' ? 'length' : 'max_tokens', usage: { input: 12, output: 16 } });
+    // (Usage within the hold: the gateway's estimate of this input and the 16 output tokens.)
+    h[upstream].enqueue({ kind: 'text', text: 'word '.repeat(10), finish: lengthFinish, usage: { input: 5, output: 16 } });
     const before = await h.balance();
     const result = await generateText({ model: provider.responses(model), prompt: 'Talk', maxOutputTokens: 16 });
     expect(result.finishReason).toBe('length');
-    expect(await h.balance()).toBe(before - costMicro(12, 16));
+    expect(await h.balance()).toBe(before - costMicro(5, 16));
+  });
+
+  it('a tool loop on a reasoning model: the second step refers to the reasoning item by id (item_reference)', async () => {
+    // The gateway's headers on each answer, read through the SDK's own fetch.
+    const ignored: (string | null)[] = [];
+    const watched = createOpenAI({
+      apiKey: h.key,
+      baseURL: h.baseUrl,
+      fetch: async (input, init) => {
+        const response = await fetch(input, init);
+        ignored.push(response.headers.get('x-service-ignored-params'));
+        return response;
+      },
+    });
+    h[upstream].enqueue({ kind: 'tool_calls', reasoning: 'The tool knows the weather.', calls: [{ name: 'get_weather', arguments: { city: 'Rome' } }], usage: { input: 30, output: 20, reasoning: 8 } });
+    h[upstream].enqueue({ kind: 'text', text: 'It is 18C in Rome.', usage: { input: 60, output: 8 } });
+    const before = await h.balance();
+    const result = await generateText({
+      model: watched.responses(reasoner),
+      prompt: 'Weather in Rome?',
+      tools: { get_weather: tool({ description: 'The weather in a city', inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => `18C in ${city}` }) },
+      stopWhen: stepCountIs(3),
+    });
+    expect(result.text).toBe('It is 18C in Rome.');
+    expect(result.steps[0]?.reasoningText).toBe('The tool knows the weather.');
+    // Step 2 referred to that reasoning item by id: dropped (no provider is sent a reference) and named.
+    expect(ignored).toHaveLength(2);
+    expect(ignored[1]).toContain('input.item_reference');
+    expect(JSON.stringify(h[upstream].requests[1]?.body)).toContain('18C in Rome');
+    expect(await h.balance()).toBe(before - costMicro(30, 20 + (thoughtsApart ? 8 : 0)) - costMicro(60, 8));
   });
 });

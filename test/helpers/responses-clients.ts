@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { JobView } from '../../src/jobs/job-view.ts';
+import type { Entry } from '../fixtures/catalog.ts';
 import { money, startChatHarness, type ChatHarness } from './chat.ts';
 
 export { costMicro } from './chat.ts';
@@ -27,8 +28,9 @@ export interface ClientsHarness extends ChatHarness {
   jobIds(): Promise<Set<string>>;
 }
 
-export async function startClientsHarness(): Promise<ClientsHarness> {
-  const h = await startChatHarness();
+/** `extraModels`: catalog rows beside the chat fixtures (test/helpers/chat.ts). */
+export async function startClientsHarness(extraModels: Entry[] = []): Promise<ClientsHarness> {
+  const h = await startChatHarness({}, extraModels);
   const { accountId, key } = await h.gw.account({ credits: 100 });
   const settled = async (jobId: string): Promise<JobView> => {
     // The run settles as its answer ends; a few reads cover a stream's settlement racing the client's last read.
