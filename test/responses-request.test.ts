@@ -200,6 +200,17 @@ describe('refusals and the request shapes clients send', () => {
     expect(got.json.error.code).toBe('response_not_found');
   });
 
+  it("a part the model's provider cannot take is named as the client sent it (input[i].content[j], not the internal message)", async () => {
+    const pdf = `data:application/pdf;base64,${Buffer.from('%PDF-1.4').toString('base64')}`;
+    const r = await responses({
+      model: 'deepseek-test', instructions: 'Read it.',
+      input: [{ role: 'developer', content: 'Be brief.' }, { role: 'user', content: [{ type: 'input_text', text: 'Summarise' }, { type: 'input_file', filename: 'a.pdf', file_data: pdf }] }],
+    });
+    expect(r.status).toBe(400);
+    expect(r.json.error).toMatchObject({ code: 'unsupported_content', param: 'input[1].content[1]' });
+    expect(r.json.error.message).toContain('input[1].content[1]');
+  });
+
   it('an image file_id part → 400 unsupported_content naming the part', async () => {
     const r = await responses({ model: 'gpt-test', input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file-1' }] }] });
     expect(r.status).toBe(400);

@@ -37,9 +37,25 @@ export function normalInput(input: unknown): InputItem[] {
   });
 }
 
-/** Chat messages from the context items; `tools` gains the tools items declare; dropped item types are named in `ignored`. */
-export function chatMessages(items: readonly InputItem[], tools: ToolTable, ignored: string[], at = 'input'): ChatMessage[] {
+/** The internal messages and, for each, the item it came from as the client names it (`input[3]`). */
+export interface TranslatedMessages {
+  messages: ChatMessage[];
+  origins: string[];
+}
+
+/**
+ * Chat messages from the context items (the first `stored` of them from a stored conversation, named
+ * `previous_response_id`; the others `input[i]`); `tools` gains the tools items declare; dropped item
+ * types are named in `ignored`.
+ */
+export function chatMessages(items: readonly InputItem[], stored: number, tools: ToolTable, ignored: string[]): TranslatedMessages {
   const out: ChatMessage[] = [];
+  const origins: string[] = [];
+  let where = 'input';
+  const push = (message: ChatMessage) => {
+    out.push(message);
+    origins.push(where);
+  };
   let reasoning: string | undefined;
   /** The assistant turn being built, while its items follow one another. */
   let turn: Extract<ChatMessage, { role: 'assistant' }> | undefined;
@@ -48,7 +64,7 @@ export function chatMessages(items: readonly InputItem[], tools: ToolTable, igno
       turn = { role: 'assistant', content: null, toolCalls: undefined };
       if (reasoning !== undefined) turn.reasoningContent = reasoning;
       reasoning = undefined;
-      out.push(turn);
+      push(turn);
     }
     return turn;
   };
@@ -57,7 +73,7 @@ export function chatMessages(items: readonly InputItem[], tools: ToolTable, igno
     t.toolCalls = [...(t.toolCalls ?? []), c];
   };
   items.forEach((item, i) => {
-    const where = `${at}[${i}]`;
+    where = i < stored ? 'previous_response_id' : `input[${i - stored}]`;
     switch (item.type) {
       case 'message': {
         const role = item.role;
@@ -71,8 +87,8 @@ export function chatMessages(items: readonly InputItem[], tools: ToolTable, igno
           return;
         }
         turn = undefined;
-        if (role === 'user') out.push({ role: 'user', content: userContent(item.content, where) });
-        else out.push({ role: role as 'system' | 'developer', content: textOf(item.content, where, false) });
+        if (role === 'user') push({ role: 'user', content: userContent(item.content, where) });
+        else push({ role: role as 'system' | 'developer', content: textOf(item.content, where, false) });
         return;
       }
       case 'function_call': {
@@ -91,7 +107,7 @@ export function chatMessages(items: readonly InputItem[], tools: ToolTable, igno
       case 'custom_tool_call_output': {
         if (typeof item.call_id !== 'string') throw invalid(`${where}.call_id`, `A ${item.type} needs 'call_id'.`);
         turn = undefined;
-        out.push({ role: 'tool', toolCallId: item.call_id, content: outputText(item.output, where) });
+        push({ role: 'tool', toolCallId: item.call_id, content: outputText(item.output, where) });
         return;
       }
       case 'reasoning': {
@@ -109,7 +125,7 @@ export function chatMessages(items: readonly InputItem[], tools: ToolTable, igno
         ignored.push(`input.${item.type.replace(/[^a-zA-Z0-9_.-]/g, '_').slice(0, 64)}`);
     }
   });
-  return out;
+  return { messages: out, origins };
 }
 
 function parsed(text: string): unknown {

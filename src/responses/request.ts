@@ -7,6 +7,7 @@
  */
 import { boolean, bounded, integer, invalid, isObject, number, parseModels, present, string, type ChatRequest, type Json } from '../chat/chat-request.ts';
 import type { ResponseFormat } from '../shared/chat-wire.ts';
+import { GatewayError } from '../shared/errors.ts';
 import { chatMessages, normalInput, type InputItem } from './input-items.ts';
 import { addTools, emptyToolTable, parseToolChoice, type ToolTable } from './tools.ts';
 
@@ -150,18 +151,26 @@ function readText(v: unknown, request: ResponsesRequest): void {
 export interface Translated {
   chat: ChatRequest;
   tools: ToolTable;
+  /** The whole context: the stored conversation's items, then this request's. */
+  context: InputItem[];
+  /** Each internal message's origin as the client names it (`input[i]`, `instructions`, `previous_response_id`). */
+  origins: string[];
 }
 
 /**
- * The internal request: `context` is every item the model sees (a stored conversation's items,
- * then this request's), `instructions` first as a system message.
+ * The internal request: the model sees `stored` (a stored conversation's items) then this
+ * request's input, `instructions` first as a system message.
  */
-export function translate(request: ResponsesRequest, context: readonly InputItem[]): Translated {
+export function translate(request: ResponsesRequest, stored: readonly InputItem[]): Translated {
   const ignored = [...request.ignored];
   const tools = emptyToolTable();
   addTools(tools, request.tools, 'tools', ignored);
-  const messages = chatMessages(context, tools, ignored);
-  if (request.instructions !== undefined && request.instructions !== '') messages.unshift({ role: 'system', content: request.instructions });
+  const context = [...stored, ...request.input];
+  const { messages, origins } = chatMessages(context, stored.length, tools, ignored);
+  if (request.instructions !== undefined && request.instructions !== '') {
+    messages.unshift({ role: 'system', content: request.instructions });
+    origins.unshift('instructions');
+  }
   if (messages.length === 0) throw invalid('input', "'input' holds no message for the model.");
   const chat: ChatRequest = { model: request.model, messages, maxTokens: request.maxOutputTokens, stream: request.stream, includeUsage: false, ignored };
   const set = <K extends keyof ChatRequest>(key: K, value: ChatRequest[K] | undefined) => {
@@ -186,5 +195,23 @@ export function translate(request: ResponsesRequest, context: readonly InputItem
     }
     if (request.parallelToolCalls !== undefined) ignored.push('parallel_tool_calls');
   }
-  return { chat, tools };
+  return { chat, tools, context, origins };
+}
+
+const INTERNAL_PART = /^messages\[(\d+)\]/;
+
+/**
+ * Runs `work` (models, content support, the quote); a refusal that names a part of the internal
+ * request (`messages[2].content[1]`) is renamed to the item the client sent (`input[1].content[1]`).
+ */
+export async function namedAsSent<T>(translated: Translated, work: () => T | Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    const match = error instanceof GatewayError && typeof error.param === 'string' ? INTERNAL_PART.exec(error.param) : null;
+    const origin = match === null ? undefined : translated.origins[Number(match[1])];
+    if (!(error instanceof GatewayError) || match === null || origin === undefined) throw error;
+    const param = origin + (error.param as string).slice(match[0].length);
+    throw new GatewayError(error.code, error.message.split(error.param as string).join(param), { param, ...(error.headers === undefined ? {} : { headers: error.headers }) });
+  }
 }

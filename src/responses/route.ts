@@ -24,7 +24,7 @@ import type { Routing } from '../routing/routing.ts';
 import { invalidApiKey } from '../shared/errors.ts';
 import { NO_RUN_METRICS, noteOutcome, type RunMetrics } from '../shared/run-metrics.ts';
 import { responsesTarget } from './legs.ts';
-import { parseResponsesRequest, translate } from './request.ts';
+import { namedAsSent, parseResponsesRequest, translate } from './request.ts';
 import { runNonStream, runStream, type ResponsesRunContext } from './run.ts';
 import { registerStoredResponseRoutes, type StoredResponses } from './stored.ts';
 
@@ -60,11 +60,14 @@ export function registerResponsesRoutes(app: FastifyInstance, deps: ResponsesRou
     const key = pass.key.record;
     const parsed = parseResponsesRequest(request.body);
     const earlier = parsed.previousResponseId === undefined ? [] : await deps.stored.conversation(parsed.previousResponseId, key.accountId, now());
-    const context = [...earlier, ...parsed.input];
-    const translated = translate(parsed, context);
-    const prepared = prepareChatRequest(translated.chat, deps.catalog, deps.adapters);
+    const translated = translate(parsed, earlier);
     const jobId = randomUUID();
-    const { admitted, route, held } = await quoteRun(prepared, jobId, deps.config.media, responsesTarget(deps.natives, { request: parsed, context, tools: translated.tools }));
+    const target = responsesTarget(deps.natives, { request: parsed, context: translated.context, tools: translated.tools });
+    const { prepared, quoted } = await namedAsSent(translated, async () => {
+      const models = prepareChatRequest(translated.chat, deps.catalog, deps.adapters);
+      return { prepared: models, quoted: await quoteRun(models, jobId, deps.config.media, target) };
+    });
+    const { admitted, route, held } = quoted;
     const ignored = prepared.ignored.map((name) => RESPONSES_NAMES[name] ?? name);
     const headers = answerHeaders(
       reply.getHeaders(),
