@@ -142,7 +142,42 @@ describe('a stored conversation on a provider_1 reasoning model', () => {
   });
 });
 
+describe('fallbacks (models) across the door × provider table', () => {
+  it('provider_1 native fails → the next model, translated, answers; billed at its prices; model echoes the request', async () => {
+    const { key: k, accountId } = await h.gw.account();
+    const before = await money(h.gw, accountId);
+    h.openai.enqueue({ kind: 'error', status: 500 });
+    h.anthropic.enqueue({ kind: 'text', text: 'From the fallback.', usage: { input: 10, output: 4 } });
+    const r = await responses({ model: 'gpt-test', models: ['claude-test'], input: 'Hi', store: false }, k);
+    expect(r.status, r.text).toBe(200);
+    expect(r.json).toMatchObject({ model: 'gpt-test', status: 'completed' });
+    expect(r.json.output[0].content[0].text).toBe('From the fallback.');
+    expect(await money(h.gw, accountId)).toEqual({ balance: before.balance - (10 * 125 + 4 * 1000), held: 0 });
+    const job = await h.gw.gateway.store.jobs.getJob(r.headers['x-service-job-id'] as string);
+    expect(job?.model).toBe('claude-test');
+  });
+
+  it('streamed: a translated model fails before the first byte → provider_1 native answers the stream', async () => {
+    h.gemini.enqueue({ kind: 'error', status: 503 });
+    h.openai.enqueue({ kind: 'text', text: 'Native fallback.', chunks: 3 });
+    const r = await responses({ model: 'gemini-test', models: ['gpt-test'], input: 'Hi', stream: true, store: false });
+    expect(r.status).toBe(200);
+    const events = r.text.split('\n\n').filter((e) => e.startsWith('event:')).map((e) => JSON.parse(e.slice(e.indexOf('data: ') + 6)));
+    expect(events.at(-1)).toMatchObject({ type: 'response.completed', response: { model: 'gemini-test', status: 'completed' } });
+    expect(events.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join('')).toBe('Native fallback.');
+    expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
+  });
+});
+
 describe('refusals and the request shapes clients send', () => {
+  it('an input item nested deeper than 64 levels → 400 invalid_request naming it, nothing walked further', async () => {
+    let deep: unknown = 'x';
+    for (let i = 0; i < 100; i++) deep = { a: deep };
+    const r = await responses({ model: 'gpt-test', input: [{ role: 'user', content: 'Hi' }, { type: 'function_call_output', call_id: 'c', output: 'x', extra: deep }] });
+    expect(r.status).toBe(400);
+    expect(r.json.error).toMatchObject({ code: 'invalid_request', param: 'input[1]' });
+  });
+
   it('items without type are messages by their role (the Agents SDK)', async () => {
     h.anthropic.enqueue({ kind: 'text', text: 'ok' });
     const r = await responses({ model: 'claude-test', input: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }], store: false });
