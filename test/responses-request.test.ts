@@ -119,6 +119,20 @@ describe('the native row (provider_1)', () => {
   });
 });
 
+describe('the native row and additional_tools', () => {
+  it('an additional_tools item reaches provider_1 as an item (its built-ins left out), its tools not repeated in tools', async () => {
+    h.openai.enqueue({ kind: 'text', text: 'ok' });
+    const r = await responses({
+      model: 'gpt-test', store: false, tools: [CODEX_TOOLS[0]],
+      input: [{ type: 'additional_tools', role: 'developer', tools: [CODEX_TOOLS[1], { type: 'web_search' }] }, { role: 'user', content: 'Hi' }],
+    });
+    expect(r.status, r.text).toBe(200);
+    const sent = lastBody(h.openai);
+    expect(sent.tools.map((t: Wire) => t.name)).toEqual(['exec_command']);
+    expect(sent.input[0]).toEqual({ type: 'additional_tools', role: 'developer', tools: [CODEX_TOOLS[1]] });
+  });
+});
+
 describe('a stored conversation on a provider_1 reasoning model', () => {
   it('keeps the reasoning encrypted to continue with; the client sees it only when it asked', async () => {
     h.openai.enqueue({ kind: 'text', text: 'Four.', reasoning: 'Two and two make four.' });

@@ -45,6 +45,8 @@ export interface ResponsesTarget extends CallTarget {
 
 /** What the targets are built from: the request, its whole context, its tools. */
 export interface ResponsesRun {
+  /** The request's own tools for a native provider (tools.ts ToolTable.native before any additional_tools item). */
+  nativeTools: Json[];
   request: ResponsesRequest;
   context: readonly InputItem[];
   tools: ToolTable;
@@ -113,7 +115,7 @@ function nativeBody(run: ResponsesRun, maxTokens: number, dropped: readonly stri
     }
   }
   body.input = run.context.filter((item) => NATIVE_ITEMS.has(item.type) && (item.type !== 'reasoning' || typeof item.encrypted_content === 'string')).map(nativeItem);
-  if (run.tools.native.length > 0) body.tools = run.tools.native;
+  if (run.nativeTools.length > 0) body.tools = run.nativeTools;
   body.max_output_tokens = maxTokens;
   body.store = false;
   // A stored response of a reasoning model keeps its reasoning (encrypted, as store: false gives it) to continue with;

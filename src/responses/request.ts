@@ -155,6 +155,8 @@ export interface Translated {
   context: InputItem[];
   /** Each internal message's origin as the client names it (`input[i]`, `instructions`, `previous_response_id`). */
   origins: string[];
+  /** The request's own `tools` as the native provider takes them (built-ins left out; additional_tools items carry theirs). */
+  nativeTools: Json[];
 }
 
 /**
@@ -165,6 +167,7 @@ export function translate(request: ResponsesRequest, stored: readonly InputItem[
   const ignored = [...request.ignored];
   const tools = emptyToolTable();
   addTools(tools, request.tools, 'tools', ignored);
+  const nativeTools = [...tools.native];
   const context = [...stored, ...request.input];
   const { messages, origins } = chatMessages(context, stored.length, tools, ignored);
   if (request.instructions !== undefined && request.instructions !== '') {
@@ -195,7 +198,7 @@ export function translate(request: ResponsesRequest, stored: readonly InputItem[
     }
     if (request.parallelToolCalls !== undefined) ignored.push('parallel_tool_calls');
   }
-  return { chat, tools, context, origins };
+  return { chat, tools, context, origins, nativeTools };
 }
 
 const INTERNAL_PART = /^messages\[(\d+)\]/;

@@ -62,7 +62,7 @@ export function registerResponsesRoutes(app: FastifyInstance, deps: ResponsesRou
     const earlier = parsed.previousResponseId === undefined ? [] : await deps.stored.conversation(parsed.previousResponseId, key.accountId, now());
     const translated = translate(parsed, earlier);
     const jobId = randomUUID();
-    const target = responsesTarget(deps.natives, { request: parsed, context: translated.context, tools: translated.tools });
+    const target = responsesTarget(deps.natives, { request: parsed, context: translated.context, tools: translated.tools, nativeTools: translated.nativeTools });
     const { prepared, quoted } = await namedAsSent(translated, async () => {
       const models = prepareChatRequest(translated.chat, deps.catalog, deps.adapters);
       return { prepared: models, quoted: await quoteRun(models, jobId, deps.config.media, target) };
