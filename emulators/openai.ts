@@ -1,12 +1,13 @@
 /**
- * provider_1: OpenAI Chat Completions and Embeddings.
- * Base URL `http://host:port/v1`; `POST /v1/chat/completions`, `POST /v1/embeddings`, `Authorization: Bearer`.
+ * provider_1: OpenAI Chat Completions, Responses (openai-responses.ts) and Embeddings.
+ * Base URL `http://host:port/v1`; `POST /v1/chat/completions`, `POST /v1/responses`, `POST /v1/embeddings`, `Authorization: Bearer`.
  */
 import type { OutgoingHttpHeaders } from 'node:http';
 import { JSON_TYPE, jsonReply, maskKey, startServer, type Exchange, type Picked, type ProtocolImpl, type Reply } from './core.ts';
 import { bearer, openAIScenarioError, openAIStyleHandler, type OpenAIDialect, type OpenAIErrorObject, type Rejection } from './openai-core.ts';
 import { countTokens } from 'gpt-tokenizer/encoding/cl100k_base';
 import { fineTuningRoutes, type FineTuningWire } from './openai-fine-tuning.ts';
+import { responsesHandler } from './openai-responses.ts';
 import type { Emulator, ScenarioUsage, StartOptions } from './types.ts';
 import { float32Base64, isRecord, randomId, unitVector } from './util.ts';
 
@@ -240,10 +241,12 @@ const fineTuningWire: FineTuningWire = {
 export function openAIProtocol(): ProtocolImpl {
   const chat = openAIStyleHandler(openAIDialect, embeddings);
   const fineTuning = fineTuningRoutes(fineTuningWire);
+  const responses = responsesHandler(openAIDialect);
   return {
     kind: 'openai',
     basePath: '/v1',
     handle(ex) {
+      if (ex.pathname === '/v1/responses') return responses(ex);
       if (ex.pathname === '/v1/files' || ex.pathname.startsWith('/v1/fine_tuning/')) {
         const denied = openAIDialect.auth(bearer(ex), ex.apiKey);
         if (denied !== undefined) return jsonReply(denied.status, { error: denied.error }, responseHeaders(JSON_TYPE));

@@ -218,6 +218,30 @@ function openAIAsk(body: Record<string, unknown>): AnswerAsk | undefined {
   return { tools, toolChoice, afterToolResult: isRecord(last) && last.role === 'tool', schema: native ?? instructed };
 }
 
+/** provider_1's Responses body: flat function and custom tools (also inside a `namespace` or an `additional_tools` item), `text.format`. */
+function responsesAsk(body: Record<string, unknown>): AnswerAsk | undefined {
+  if (body.input === undefined) return undefined;
+  const tools: AnswerAsk['tools'] = [];
+  const walk = (list: unknown): void => {
+    for (const t of Array.isArray(list) ? list : []) {
+      if (!isRecord(t)) continue;
+      if (t.type === 'function' && typeof t.name === 'string') tools.push({ name: t.name, schema: t.parameters ?? {} });
+      if (t.type === 'custom' && typeof t.name === 'string') tools.push({ name: t.name, schema: { type: 'object', properties: { input: { type: 'string' } } } });
+      walk(t.tools);
+    }
+  };
+  walk(body.tools);
+  // Codex declares tools in `additional_tools` input items too.
+  for (const item of Array.isArray(body.input) ? body.input : []) if (isRecord(item) && item.type === 'additional_tools') walk(item.tools);
+  const tc = body.tool_choice;
+  const toolChoice = tc === 'none' || tc === 'required' ? tc : isRecord(tc) && typeof tc.name === 'string' ? { name: tc.name } : 'auto';
+  const last = Array.isArray(body.input) ? body.input.at(-1) : undefined;
+  const afterToolResult = isRecord(last) && (last.type === 'function_call_output' || last.type === 'custom_tool_call_output');
+  const format = isRecord(body.text) && isRecord(body.text.format) ? body.text.format : undefined;
+  const schema = format?.type === 'json_schema' ? (format.schema ?? {}) : format?.type === 'json_object' ? {} : undefined;
+  return { tools, toolChoice, afterToolResult, schema };
+}
+
 function anthropicAsk(body: Record<string, unknown>): AnswerAsk | undefined {
   if (!Array.isArray(body.messages)) return undefined;
   const tools = (Array.isArray(body.tools) ? body.tools : []).flatMap((t) => (isRecord(t) && typeof t.name === 'string' ? [{ name: t.name, schema: t.input_schema ?? {} }] : []));
@@ -249,7 +273,7 @@ function geminiAsk(body: Record<string, unknown>): AnswerAsk | undefined {
 }
 
 const READERS: Partial<Record<EmulatorKind, (body: Record<string, unknown>) => AnswerAsk | undefined>> = {
-  openai: openAIAsk,
+  openai: (body) => openAIAsk(body) ?? responsesAsk(body),
   deepseek: openAIAsk,
   anthropic: anthropicAsk,
   gemini: geminiAsk,

@@ -75,6 +75,8 @@ export interface Config<Provider extends ProviderId = ConfiguredProvider> {
   mediaHosts: Record<MediaHostId, MediaHostEndpoint>;
   /** How long POST /images/generations waits for the images before answering 202. */
   mediaSyncWaitMs: number;
+  /** How long a stored response (POST /responses with store) is kept, in days (RESPONSES_RETENTION_DAYS). */
+  responsesRetentionDays: number;
   /** First interval between polls of a media job (then doubling, up to 8 times this). */
   mediaPollMs: number;
   /** A media job still running after this is canceled at its host and refunded (provider_timeout). */
@@ -150,6 +152,7 @@ const envSchema = z.object({
   MAX_PDF_PAGES_PER_REQUEST: integer(0, 10_000).default(100),
   MAX_PART_BYTES: integer(1, 512 * 1024 * 1024).default(20 * 1024 * 1024),
   MEDIA_SYNC_WAIT_MS: integer(0, 3_600_000).default(30_000),
+  RESPONSES_RETENTION_DAYS: integer(1, 3650).default(30),
   MEDIA_POLL_MS: integer(1, 600_000).default(1_000),
   MEDIA_JOB_TIMEOUT_MS: integer(1_000, 7 * 86_400_000).default(3_600_000),
   FINE_TUNING_POLL_MS: integer(1, 3_600_000).default(15_000),
@@ -235,6 +238,7 @@ export function loadConfig(env: Env = process.env, descriptors: readonly Provide
       apiKey: m[`${mediaHostEnvPrefix(host)}_API_KEY`],
     }])) as Record<MediaHostId, MediaHostEndpoint>,
     mediaSyncWaitMs: e.MEDIA_SYNC_WAIT_MS,
+    responsesRetentionDays: e.RESPONSES_RETENTION_DAYS,
     mediaPollMs: e.MEDIA_POLL_MS,
     mediaJobTimeoutMs: e.MEDIA_JOB_TIMEOUT_MS,
     fineTuningPollMs: e.FINE_TUNING_POLL_MS,

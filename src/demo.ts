@@ -141,6 +141,8 @@ Model Gateway demo is running at ${f.base}  (SQLite: ${f.file}, removed on exit)
 Providers: ${f.providers}
 
   API (OpenAI-compatible):  ${f.base}/api/v1
+  Agents (Responses API):   OPENAI_BASE_URL=${f.base}/api/v1 OPENAI_API_KEY=<the key below>  (Agents SDK, AI SDK;
+                            Codex: README "Codex, the Agents SDK and the AI SDK")
   Admin dashboard:          ${f.base}/admin   (sign in with the admin token)
   API reference:            ${f.base}/docs
   MCP endpoint:             ${f.base}/mcp

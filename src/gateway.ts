@@ -10,6 +10,8 @@ import { InFlightRuns } from './billing/in-flight.ts';
 import { PaidRuns } from './billing/paid-run.ts';
 import { registerChatRoute } from './chat/route.ts';
 import { registerMessagesRoutes } from './messages/route.ts';
+import { registerResponsesRoutes } from './responses/route.ts';
+import { StoredResponses } from './responses/stored.ts';
 import { MailSender, smtpTransport } from './notifications/mail-sender.ts';
 import { OidcSignIn } from './auth/oidc-sign-in.ts';
 import { Sessions } from './auth/sessions.ts';
@@ -26,7 +28,7 @@ import { registerEmbeddingsRoute } from './embeddings/route.ts';
 import { registerJobsRoute } from './jobs/route.ts';
 import { registerKeyInfoRoute } from './key-info/route.ts';
 import { defaultEmbeddingsAdapters, type EmbeddingsAdapterTable } from './providers/embeddings-registry.ts';
-import { defaultAdapters, type AdapterTable } from './providers/registry.ts';
+import { defaultAdapters, nativeResponsesAdapters, type AdapterTable } from './providers/registry.ts';
 import { UpstreamClient } from './providers/upstream-client.ts';
 import { Routing, type PoolEndpoint } from './routing/routing.ts';
 import { NO_TRACER } from './telemetry/run-tracer.ts';
@@ -65,6 +67,8 @@ import type { Store } from './store/types.ts';
 
 /** How often expired voice samples are deleted (each is also deleted when asked for after expiry). */
 const UPLOAD_SWEEP_MS = 10 * 60_000;
+/** How often expired stored responses are deleted (reads never return one past its expiry meanwhile). */
+const RESPONSES_SWEEP_MS = 10 * 60_000;
 /** How long a stopping process waits for settles and refunds being retried (within a usual 30 s grace period). */
 const RETRIED_CLOSES_WAIT_MS = 20_000;
 
@@ -225,6 +229,10 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
   const chatAdapters = overrides.adapters ?? defaultAdapters();
   registerChatRoute(app, { catalog, config, upstream, routing, runs, metrics, adapters: chatAdapters });
   registerMessagesRoutes(app, { catalog, config, upstream, routing, runs, metrics, adapters: chatAdapters });
+  const storedResponses = new StoredResponses(store.responses, config.responsesRetentionDays);
+  registerResponsesRoutes(app, { catalog, config, upstream, routing, runs, metrics, adapters: chatAdapters, natives: nativeResponsesAdapters(), stored: storedResponses, now: overrides.now });
+  const responsesSweep = setInterval(() => void storedResponses.sweep(Date.now()).catch((err: unknown) => logger.error({ err }, 'stored responses sweep failed')), RESPONSES_SWEEP_MS);
+  responsesSweep.unref();
   registerEmbeddingsRoute(app, { catalog, config, upstream, routing, runs, adapters: embeddingsAdapters });
   registerJobsRoute(app, { jobs: store.jobs, gate });
   registerKeyInfoRoute(app, { gate, keys, limits: limitsOf(store.money) });
@@ -280,6 +288,7 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     signInLinks,
     async close() {
       clearInterval(uploadSweep);
+      clearInterval(responsesSweep);
       // Media jobs stop polling first (they stay held, for the next process to resume).
       await media.close();
       await fineTuning.close();

@@ -64,12 +64,8 @@ export interface PreparedChat {
   ignored: string[];
 }
 
-export interface QuotedChat {
-  /** The first candidate's view (the answering candidate's replaces it in the run). */
-  admitted: AdmittedChat;
-  route: ProviderRoute<ChatTarget>;
-  held: number;
-}
+/** The first candidate's view (the answering candidate's replaces it in the run), the route, the hold. */
+export type QuotedChat = QuotedRun<ChatTarget>;
 
 /** Validation, models, plans and content support: no money touched (their errors come before the hold). */
 export function prepareChat(body: unknown, catalog: Catalog, adapters: AdapterTable): PreparedChat {
@@ -152,7 +148,7 @@ export function resolveChatModel(name: string, catalog: Catalog, param = 'model'
   return model;
 }
 
-/** The quote (priceCandidates) and the provider requests, built here, before the hold. */
+/** The quote (priceCandidates) and the chat requests, built here, before the hold. */
 export async function quoteChat(prepared: PreparedChat, jobId: string, media: MediaLimits): Promise<QuotedChat> {
   return quoteRun(prepared, jobId, media, chatTarget);
 }

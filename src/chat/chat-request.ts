@@ -35,21 +35,22 @@ const KNOWN_FIELDS = new Set([
 
 const LIMITS = { messages: 5000, tools: 512, stop: 16, user: 512, models: 8 } as const;
 
-function invalid(param: string, message: string): GatewayError {
+/* The field readers below are shared by every door's body parser (chat, Responses): each throws 400 invalid_request naming the field. */
+export function invalid(param: string, message: string): GatewayError {
   return new GatewayError('invalid_request', message, { param });
 }
 
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-const present = (v: unknown) => v !== undefined && v !== null;
+export type Json = Record<string, unknown>;
+export const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const present = (v: unknown) => v !== undefined && v !== null;
 
 /** Values kept and serialised later (schemas, arguments, parts) nest at most MAX_JSON_DEPTH levels; unknown fields are never walked. */
-function bounded<T>(value: T, param: string): T {
+export function bounded<T>(value: T, param: string): T {
   if (nestsDeeperThan(value)) throw invalid(param, `'${param}' nests deeper than ${MAX_JSON_DEPTH} levels.`);
   return value;
 }
 
-function number(body: Json, name: string, min: number, max: number): number | undefined {
+export function number(body: Json, name: string, min: number, max: number): number | undefined {
   const v = body[name];
   if (!present(v)) return undefined;
   if (typeof v !== 'number' || !Number.isFinite(v)) throw invalid(name, `'${name}' must be a number.`);
@@ -57,7 +58,7 @@ function number(body: Json, name: string, min: number, max: number): number | un
   return v;
 }
 
-function integer(body: Json, name: string, min: number): number | undefined {
+export function integer(body: Json, name: string, min: number): number | undefined {
   const v = body[name];
   if (!present(v)) return undefined;
   if (typeof v !== 'number' || !Number.isInteger(v)) throw invalid(name, `'${name}' must be an integer.`);
@@ -65,7 +66,7 @@ function integer(body: Json, name: string, min: number): number | undefined {
   return v;
 }
 
-function string(body: Json, name: string, maxLength = Infinity): string | undefined {
+export function string(body: Json, name: string, maxLength = Infinity): string | undefined {
   const v = body[name];
   if (!present(v)) return undefined;
   if (typeof v !== 'string') throw invalid(name, `'${name}' must be a string.`);
@@ -73,7 +74,7 @@ function string(body: Json, name: string, maxLength = Infinity): string | undefi
   return v;
 }
 
-function boolean(body: Json, name: string): boolean | undefined {
+export function boolean(body: Json, name: string): boolean | undefined {
   const v = body[name];
   if (!present(v)) return undefined;
   if (typeof v !== 'boolean') throw invalid(name, `'${name}' must be a boolean.`);

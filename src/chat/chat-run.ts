@@ -8,7 +8,7 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 import type { PaidRun } from '../billing/paid-run.ts';
-import { refundFailedRun, settleTokens, usageOrEstimate, usageSoFar, type RunReport } from '../billing/token-settlement.ts';
+import { refundFailedRun, settleTokens, usageSoFar, type RunReport } from '../billing/token-settlement.ts';
 import { JsonAnswer } from '../http/json-answer.ts';
 import { SseWriter } from '../http/sse-writer.ts';
 import { StreamingFenceStripper, stripFences } from '../providers/structured-output.ts';
@@ -66,7 +66,7 @@ async function callChatProvider<R>(run: PaidRun, ctx: ChatRunContext, deps: Chat
  * instruction on providers without a JSON-object mode; harmless elsewhere, as only a
  * whole fenced answer is stripped).
  */
-function stripsFences(admitted: AdmittedChat): boolean {
+export function stripsFences(admitted: AdmittedChat): boolean {
   const format = admitted.request.response_format;
   if (format === undefined || format.type === 'text') return false;
   return format.type === 'json_object' || admitted.plan.call.routing.json_schema === 'instruction';
@@ -90,8 +90,9 @@ function refundChat(run: PaidRun, ctx: ChatRunContext, deps: ChatRunDeps, error:
   return refundFailedRun(run, reportOf(ctx, deps), ctx.admitted.plan.provider, error);
 }
 
-function usageOf(usage: Usage | undefined, admitted: AdmittedChat, outputChars: number): Usage {
-  return usageOrEstimate(usage, admitted.inputTokens, outputChars);
+/** `charsCounted`: the output characters sent when the provider's counts came (all of them in a non-stream answer). */
+function usageOf(usage: Usage | undefined, admitted: AdmittedChat, outputChars: number, charsCounted = outputChars): Usage {
+  return usageSoFar(usage, admitted.inputTokens, outputChars, charsCounted);
 }
 
 async function readCompletion(response: UpstreamResponse, target: ChatTarget): Promise<Completion> {

@@ -24,6 +24,7 @@ export interface JobsRouteDeps {
 const KIND_SCOPE: Record<JobKind, Scope> = {
   chat: 'chat',
   messages: 'chat',
+  responses: 'chat',
   embeddings: 'embeddings',
   image: 'images',
   video: 'video',

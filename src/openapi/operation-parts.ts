@@ -32,6 +32,7 @@ export interface Operation {
 
 export const TAGS = [
   { name: 'Chat', description: 'Chat completions in the widely used chat-completions format: streaming, tools, structured output.' },
+  { name: 'Responses', description: 'The Responses format (the openai SDKs\' responses API, the Agents SDK, the AI SDK, Codex CLI) on any provider\'s chat model, with stored responses.' },
   { name: 'Models', description: 'The public model catalog: free, no key needed.' },
   { name: 'Messages', description: 'The Anthropic Messages format, for Claude Code and the Anthropic SDKs (base URL: the gateway\'s origin + `/api`), on every chat model.' },
   { name: 'Embeddings', description: 'Embeddings in the widely used embeddings format.' },

@@ -11,6 +11,7 @@ import { FINE_TUNING } from './fine-tuning-operations.ts';
 import { RUNS } from './run-operations.ts';
 import { MESSAGES } from './messages-operations.ts';
 import { PORTAL } from './portal-operations.ts';
+import { RESPONSES } from './responses-operations.ts';
 
 export { TAGS, type Operation } from './operation-parts.ts';
 
@@ -282,4 +283,4 @@ const BUILT: Operation[] = [
   },
 ];
 
-export const OPERATIONS: readonly Operation[] = [...BUILT, ...MESSAGES, ...RUNS, ...FINE_TUNING, ...AUDIO, ...PORTAL];
+export const OPERATIONS: readonly Operation[] = [...BUILT, ...MESSAGES, ...RESPONSES, ...RUNS, ...FINE_TUNING, ...AUDIO, ...PORTAL];

@@ -7,6 +7,7 @@
 import type { ProviderId } from '../catalog/catalog-file.ts';
 import type { EmbeddingsAdapter } from './embeddings-adapter.ts';
 import type { ProviderAdapter } from './adapter.ts';
+import type { NativeResponsesAdapter } from './openai-responses/adapter.ts';
 
 /**
  * The rows of the spec's "Per-provider handling of parameters" table whose cell differs
@@ -52,6 +53,14 @@ export interface EmbeddingsCapability {
   adapter: () => EmbeddingsAdapter;
 }
 
+/**
+ * The Responses format served by the provider itself: the Responses door's passthrough row for
+ * this provider (its models go there instead of through the chat protocol).
+ */
+export interface ResponsesCapability {
+  adapter: () => NativeResponsesAdapter;
+}
+
 /** Placeholder: the Replicate-style predictions hosts provider_4/5/6/9/10 and custom (a later issue). */
 export interface MediaCapability {
   protocol: 'predictions';
@@ -73,6 +82,7 @@ export interface ProviderDescriptor {
   emulator: EmulatorName;
   chat?: ChatCapability;
   embeddings?: EmbeddingsCapability;
+  responses?: ResponsesCapability;
   media?: MediaCapability;
 }
 

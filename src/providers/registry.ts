@@ -1,6 +1,7 @@
 /** Which adapter speaks for which chat provider: derived from the descriptors, never an `if (provider === …)`. */
 import type { ProviderId } from '../catalog/catalog-file.ts';
 import type { ProviderAdapter } from './adapter.ts';
+import type { NativeResponsesAdapter } from './openai-responses/adapter.ts';
 import type { ProviderDescriptor } from './descriptor.ts';
 import { chatTable, PROVIDERS } from './descriptors.ts';
 
@@ -13,4 +14,13 @@ export function adaptersOf(list: readonly ProviderDescriptor[]): AdapterTable {
 
 export function defaultAdapters(): AdapterTable {
   return adaptersOf(PROVIDERS);
+}
+
+/** Which providers serve the Responses format natively, with their adapter (the Responses door's passthrough rows). */
+export type NativeResponsesTable = Partial<Record<ProviderId, NativeResponsesAdapter>>;
+
+export function nativeResponsesAdapters(list: readonly ProviderDescriptor[] = PROVIDERS): NativeResponsesTable {
+  const table: NativeResponsesTable = {};
+  for (const descriptor of list) if (descriptor.responses !== undefined) table[descriptor.id] = descriptor.responses.adapter();
+  return table;
 }

@@ -44,6 +44,7 @@ const CATALOGUE = {
   not_found: [404, 'not_found_error'],
   model_not_found: [404, 'not_found_error'],
   job_not_found: [404, 'not_found_error'],
+  response_not_found: [404, 'not_found_error'],
   account_not_found: [404, 'not_found_error'],
   key_not_found: [404, 'not_found_error'],
   member_not_found: [404, 'not_found_error'],

@@ -11,7 +11,8 @@ export { TRIAL_RULES, type HoldRefusal, type TrialRules } from './limits.ts';
 
 /** What a job is: one per billed route. */
 /** `messages`: a chat run through the Messages route (the Anthropic format), shown apart in the request log. */
-export type JobKind = 'chat' | 'messages' | 'embeddings' | 'image' | 'video' | 'speech' | 'transcription' | 'fine_tuning';
+/** `responses`: a chat run through the Responses route (the OpenAI Responses format), shown apart in the request log. */
+export type JobKind = 'chat' | 'messages' | 'responses' | 'embeddings' | 'image' | 'video' | 'speech' | 'transcription' | 'fine_tuning';
 
 /** A job's life: processing (held, running) → succeeded | failed | canceled. */
 export type JobStatus = 'processing' | 'succeeded' | 'failed' | 'canceled';

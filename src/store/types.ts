@@ -17,10 +17,12 @@ import type { NotificationStore } from './notifications.ts';
 import type { UsageStore } from './usage.ts';
 import type { PortalStore } from './portal.ts';
 import type { PaymentStore } from './payments.ts';
+import type { ResponseStore } from './responses.ts';
 
 export type { AccountPatch, AccountRecord, AccountStore, LedgerEntry, LedgerKind, NewAccount } from './accounts.ts';
 export type { ApiKeyPatch, ApiKeyRecord, CreateKeyResult, KeyStore, KeyUsage } from './keys.ts';
 export type { JobRecord, JobStore } from './jobs.ts';
+export type { ResponseStore, StoredResponseRecord } from './responses.ts';
 export type { InstanceRecord, InstanceStore, ProcessIdentity } from './instances.ts';
 export type { ClaimedMail, LimitPeriod, MailState, NotificationKind, NotificationRecord, NotificationStore } from './notifications.ts';
 export type { HoldResult, JobAttempt, JobKind, JobStatus, MoneyStore, NewHold, Refund, RouteFacts, Settlement, UsageUnits } from './money-contract.ts';
@@ -45,6 +47,8 @@ export interface Store {
   readonly portal: PortalStore;
   /** Card payments (Stripe): credited once per session, refunds debited. */
   readonly payments: PaymentStore;
+  /** Stored responses of the Responses route (customer content, until their expiry). */
+  readonly responses: ResponseStore;
   migrate(): Promise<void>;
   close(): Promise<void>;
 }

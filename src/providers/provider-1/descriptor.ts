@@ -1,7 +1,8 @@
-/** provider_1: the OpenAI Chat Completions and Embeddings protocols. */
+/** provider_1: the OpenAI Chat Completions, Responses and Embeddings protocols. */
 import type { ProviderDescriptor } from '../descriptor.ts';
 import { OpenAiCompatibleAdapter } from '../openai-compatible/adapter.ts';
 import { OpenAiEmbeddingsAdapter } from '../openai-compatible/embeddings.ts';
+import { OpenAiResponsesAdapter } from '../openai-responses/adapter.ts';
 
 export const provider1 = {
   id: 'provider_1',
@@ -28,4 +29,5 @@ export const provider1 = {
     cacheWrites: 'automatic',
   },
   embeddings: { adapter: () => new OpenAiEmbeddingsAdapter() },
+  responses: { adapter: () => new OpenAiResponsesAdapter() },
 } satisfies ProviderDescriptor;

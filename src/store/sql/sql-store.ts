@@ -21,6 +21,7 @@ import { UsageRoller } from './usage-pending.ts';
 import { SqlUsageStore } from './usage-rollups.ts';
 import { SqlPortal } from './portal-store.ts';
 import { SqlPayments } from './payments-store.ts';
+import { SqlResponses } from './responses-store.ts';
 
 /** PostgreSQL: a schema (3F000) or relation (42P01) that no longer exists. */
 const DROPPED_MEANWHILE = new Set(['3F000', '42P01']);
@@ -71,8 +72,10 @@ export function sqlStore(parts: SqlParts): Store {
     usage: new SqlUsageStore(db, () => roller.now()),
     portal: new SqlPortal(db, parts.dialect, () => roller.now()),
     payments: new SqlPayments(db, parts.dialect),
+    responses: new SqlResponses(db),
     async migrate() {
-      const migrator = new Migrator({ db, provider: migrationProvider(parts.dialect), ...(parts.schema === undefined ? {} : { migrationTableSchema: parts.schema }) });
+      // Numbers are given in ranges per change: one landing after a higher-numbered one still runs (migrations/index.ts).
+      const migrator = new Migrator({ db, provider: migrationProvider(parts.dialect), allowUnorderedMigrations: true, ...(parts.schema === undefined ? {} : { migrationTableSchema: parts.schema }) });
       for (let attempt = 1; ; attempt++) {
         const { error } = await migrator.migrateToLatest();
         if (error === undefined) break;

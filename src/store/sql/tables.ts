@@ -175,6 +175,21 @@ export interface AudioUploadsTable {
   expires_at: number;
 }
 
+/** A stored response of the Responses route (migration 110): customer content, kept until expires_at. */
+export interface StoredResponsesTable {
+  id: string;
+  account_id: string;
+  previous_id: string | null;
+  /** JSON: this request's own input items. */
+  input: string;
+  /** JSON: the output items. */
+  output: string;
+  /** JSON: the response object as answered. */
+  response: string;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -188,4 +203,5 @@ export interface Database {
   media_jobs: MediaJobsTable;
   fine_tuning_jobs: FineTuningJobsTable;
   audio_uploads: AudioUploadsTable;
+  stored_responses: StoredResponsesTable;
 }

@@ -1,8 +1,9 @@
 /**
  * Every migration in order, by the name it is registered under: a database records these names, so
  * they never change. Forward only: a released migration is never edited, a change is a new one (the
- * next number in the range a change is given; Kysely refuses a new migration that sorts before one
- * already run). Each file is headed by its number and imports nothing live.
+ * next number in the range a change is given). A migration may sort before one already run (each
+ * change is given its own range of numbers): the migrator runs it too (`allowUnorderedMigrations`),
+ * so every migration must stand on its own, never on one numbered after it. Each file is headed by its number and imports nothing live.
  */
 import type { MigrationProvider } from 'kysely';
 import type { Dialect } from '../tables.ts';
@@ -17,6 +18,7 @@ import { audioUploadsMigration } from './093-audio-uploads.ts';
 import { dashboardUsageTotalsMigration } from './094-dashboard-usage-totals.ts';
 import { usagePendingMigration } from './095-usage-pending.ts';
 import { usageCacheTokensMigration } from './096-usage-cache-tokens.ts';
+import { storedResponsesMigration } from './110-stored-responses.ts';
 import { jobAttemptsMigration } from './115-job-attempts.ts';
 import { portalMigration } from './120-portal.ts';
 import { paymentsMigration } from './121-payments.ts';
@@ -36,6 +38,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '094_dashboard_usage_totals': dashboardUsageTotalsMigration(dialect),
         '095_usage_pending': usagePendingMigration(dialect),
         '096_usage_cache_tokens': usageCacheTokensMigration,
+        '110_stored_responses': storedResponsesMigration,
         '115_job_attempts': jobAttemptsMigration,
         '120_portal': portalMigration(dialect),
         '121_payments': paymentsMigration,
