@@ -16,7 +16,19 @@ import type { Emulator } from '../emulators/types.ts';
 import { chatEntry } from './fixtures/catalog.ts';
 import { startChatHarness, type ChatHarness } from './helpers/chat.ts';
 
-const CLAUDE = join(dirname(createRequire(import.meta.url).resolve('@anthropic-ai/claude-code/package.json')), 'bin', 'claude.exe');
+/**
+ * The native binary: the platform package's own (what the wrapper's postinstall copies over its
+ * bin/claude.exe placeholder), else that copy.
+ */
+function claudeBinary(): string {
+  const require = createRequire(import.meta.url);
+  try {
+    return join(dirname(require.resolve(`@anthropic-ai/claude-code-${process.platform}-${process.arch}/package.json`)), 'claude');
+  } catch {
+    return join(dirname(require.resolve('@anthropic-ai/claude-code/package.json')), 'bin', 'claude.exe');
+  }
+}
+const CLAUDE = claudeBinary();
 
 /** The model Claude Code asks for its own small tasks (titles, checks): served by a third emulator, out of the way of the scripted answers. */
 const SMALL_MODELS = ['claude-haiku-4-5-20251001', 'claude-haiku-4-5', 'claude-3-5-haiku-20241022'];

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { costMicro, money, startChatHarness, type ChatHarness } from './helpers/chat.ts';
 import { CACHE_MODELS, charge, parts } from './helpers/prompt-cache.ts';
 import { captureLog } from './helpers/log-capture.ts';
+import { messagesErrorSchema } from '../src/openapi/messages-operations.ts';
 
 let h: ChatHarness;
 const log = captureLog();
@@ -49,6 +50,7 @@ describe('the error envelope, as the SDK reads it', () => {
     const r = await refusal(client('svc_live_' + 'x'.repeat(40)).messages.create({ model: 'claude-test', max_tokens: 10, messages: hi }));
     expect(r.error).toBeInstanceOf(Anthropic.AuthenticationError);
     expect(r.body).toEqual({ type: 'error', error: { type: 'authentication_error', message: 'Invalid API key', code: 'invalid_api_key' } });
+    expect(messagesErrorSchema.safeParse(r.body).success).toBe(true);
   });
 
   it('x-api-key alone is a key; x-api-key and a different bearer key together → 401', async () => {
@@ -195,10 +197,10 @@ describe('refunds and partial billing', () => {
     await expect(client(key).messages.stream({ model, max_tokens: 100, messages: hi }).finalMessage()).rejects.toBeInstanceOf(Anthropic.APIError);
   });
 
-  it.each([['claude-test', 'anthropic'], ['gemini-test', 'gemini']] as const)('%s: the client closing a stream bills what was generated and refunds the rest', async (model, emulator) => {
+  /** Streams 40 words slowly and closes after a few; the money moved. */
+  async function closedEarly(model: string): Promise<{ charged: number; jobId: string }> {
     const { key, accountId } = await h.gw.account();
     const before = await money(h.gw, accountId);
-    h[emulator].enqueue({ kind: 'text', text: 'word '.repeat(40), chunks: 40 }, { chunkDelayMs: 30 });
     const controller = new AbortController();
     const response = await undiciRequest(`${h.gw.url}/api/v1/messages`, {
       method: 'POST', signal: controller.signal,
@@ -215,11 +217,26 @@ describe('refunds and partial billing', () => {
       // aborted
     }
     const after = await settled(accountId);
-    const charged = before.balance - after.balance;
+    return { charged: before.balance - after.balance, jobId: response.headers['x-service-job-id'] as string };
+  }
+
+  it('the client closing a translated stream bills the output so far and refunds the rest', async () => {
+    h.gemini.enqueue({ kind: 'text', text: 'word '.repeat(40), chunks: 40 }, { chunkDelayMs: 30 });
+    const { charged, jobId } = await closedEarly('gemini-test');
     expect(charged).toBeGreaterThan(0);
     expect(charged).toBeLessThan(costMicro(100, 60));
-    const job = await h.gw.gateway.store.jobs.getJob(response.headers['x-service-job-id'] as string);
-    expect(job?.status).toBe('canceled');
+    expect((await h.gw.gateway.store.jobs.getJob(jobId))?.status).toBe('canceled');
+  });
+
+  it("the client closing a provider_2 stream bills message_start's input counts (cache reads apart) plus the output so far", async () => {
+    h.gemini.reset();
+    h.anthropic.enqueue({ kind: 'text', text: 'word '.repeat(40), chunks: 40, usage: { input: 10, cacheRead: 4_000, output: 40 } }, { chunkDelayMs: 30 });
+    const { charged, jobId } = await closedEarly('claude-cached');
+    // 10 uncached at 125, 4,000 read at 12.5, then a few output tokens at 1,000 each (never all 40).
+    const input = 10 * 125 + 4_000 * 12.5;
+    expect(charged).toBeGreaterThan(input);
+    expect(charged).toBeLessThan(input + 40 * 1_000);
+    expect((await h.gw.gateway.store.jobs.getJob(jobId))?.status).toBe('canceled');
   });
 });
 

@@ -5,11 +5,13 @@
  * money to the micro-credit, cache reads included (DECISIONS "Agent formats: the Messages route").
  */
 import Anthropic from '@anthropic-ai/sdk';
+import { request as undiciRequest } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Emulator, ScenarioUsage } from '../emulators/types.ts';
 import { costMicro, money, startChatHarness, type ChatHarness } from './helpers/chat.ts';
 import { image, pdf } from './helpers/media.ts';
 import { CACHE_MODELS, charge, parts, promptOf, type Parts } from './helpers/prompt-cache.ts';
+import { messageSchema } from '../src/openapi/messages-operations.ts';
 
 interface Row {
   provider: string;
@@ -41,6 +43,16 @@ beforeEach(() => {
 const client = (apiKey: string) => new Anthropic({ apiKey, baseURL: `${h.gw.url}/api`, maxRetries: 0 });
 const weather = { name: 'get_weather', description: 'Weather in a city', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } }, required: ['city'] } };
 
+/** Polls (a bounded number of times) until the account holds nothing. */
+async function settled(accountId: string): Promise<{ balance: number; held: number }> {
+  for (let i = 0; i < 500; i++) {
+    const m = await money(h.gw, accountId);
+    if (m.held === 0) return m;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error('the hold was never closed');
+}
+
 /** The last request the provider received, as text (what the translation or the passthrough sent). */
 const lastSent = (emu: Emulator) => emu.requests[emu.requests.length - 1]?.rawBody ?? '';
 
@@ -56,6 +68,8 @@ describe.each(ROWS)('@anthropic-ai/sdk on $model ($provider)', (row) => {
     expect(message.content).toEqual([{ type: 'text', text: 'Bonjour.' }]);
     expect(message.stop_reason).toBe('end_turn');
     expect(message.usage).toMatchObject({ input_tokens: 20, output_tokens: 7 });
+    // The answer fits the OpenAPI document's Message.
+    expect(messageSchema.safeParse(message).success).toBe(true);
     expect(response.headers.get('x-ratelimit-limit')).toBe('600');
     const after = await money(h.gw, accountId);
     expect(before.balance - after.balance).toBe(costMicro(20, 7));
@@ -164,5 +178,49 @@ describe.each(ROWS)('@anthropic-ai/sdk on $model ($provider)', (row) => {
     const message = await client(key).messages.create({ model: row.cacheModel, max_tokens: 1_000, messages: [{ role: 'user', content: 'Hi' }] });
     expect(message.usage).toMatchObject({ input_tokens: 1_003, cache_read_input_tokens: 4_096, output_tokens: 37 });
     expect(before.balance - (await money(h.gw, accountId)).balance).toBe(charge(p, { write5m: true, write1h: true }));
+  });
+  it('a provider failure → the SDK raises InternalServerError (502 upstream_error), refunded in full', async () => {
+    const { key, accountId } = await h.gw.account();
+    const before = await money(h.gw, accountId);
+    row.emulator(h).enqueue({ kind: 'error', status: 500 });
+    const error = await client(key).messages.create({ model: row.model, max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }] }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Anthropic.InternalServerError);
+    expect((error as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'api_error', code: 'upstream_error' } });
+    expect(await settled(accountId)).toEqual(before);
+  });
+
+  it('an error mid-stream → the SDK raises it (one event: error), refunded in full', async () => {
+    const { key, accountId } = await h.gw.account();
+    const before = await money(h.gw, accountId);
+    row.emulator(h).enqueue({ kind: 'stream_error', afterChunks: 2, text: 'one two three four five six' });
+    const stream = client(key).messages.stream({ model: row.model, max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }] });
+    await expect(stream.finalMessage()).rejects.toBeInstanceOf(Anthropic.APIError);
+    expect(await settled(accountId)).toEqual(before);
+  });
+
+  it('the client closing a stream is billed for what was generated, the rest refunded', async () => {
+    const { key, accountId } = await h.gw.account();
+    const before = await money(h.gw, accountId);
+    row.emulator(h).enqueue({ kind: 'text', text: 'word '.repeat(40), chunks: 40 }, { chunkDelayMs: 30 });
+    const controller = new AbortController();
+    const response = await undiciRequest(`${h.gw.url}/api/v1/messages`, {
+      method: 'POST', signal: controller.signal,
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: row.model, max_tokens: 1000, messages: [{ role: 'user', content: 'Hi' }], stream: true }),
+    });
+    let seen = '';
+    try {
+      for await (const piece of response.body) {
+        seen += String(piece);
+        if (seen.split('text_delta').length > 4) controller.abort();
+      }
+    } catch {
+      // aborted
+    }
+    const charged = before.balance - (await settled(accountId)).balance;
+    expect(charged).toBeGreaterThan(0);
+    // The whole answer (40 words) would cost more: only what was sent before the close is billed.
+    expect(charged).toBeLessThan(costMicro(200, 60));
+    expect((await h.gw.gateway.store.jobs.getJob(response.headers['x-service-job-id'] as string))?.status).toBe('canceled');
   });
 });

@@ -41,8 +41,8 @@ export function usageOrEstimate(usage: Usage | undefined, inputTokens: number, o
 
 /**
  * What a stream has used: the provider's last counts (provider_2 reports the input, cache parts apart, before
- * any text, so a stream the client closes bills them) plus the output sent after them (`charsCounted`: the output
- * characters sent when those counts came), about 4 characters a token; without counts, the estimate.
+ * any text, so a stream the client closes bills them) plus the output sent after them (`outputChars` in all,
+ * `charsCounted` of them when the counts came), about 4 characters a token; without counts, the estimate.
  */
 export function usageSoFar(usage: Usage | undefined, inputTokens: number, outputChars: number, charsCounted: number): Usage {
   const after = charsToTokens(outputChars - charsCounted);

@@ -175,9 +175,8 @@ export interface QuotedRun<T extends CallTarget> {
 }
 
 /**
- * The quote of a door that gives its own request per deployment (`target`: the chat request, a
- * translated one, or a native passthrough row): every candidate priced (priceCandidates), each
- * deployment's target built and its request checked (prepareRoute), before the hold.
+ * The quote of any door: as `quoteChat`, with the door's own request for each deployment
+ * (`target`: the chat request, a translated one, or a native passthrough).
  */
 export async function quoteRun<T extends CallTarget & { admitted: AdmittedChat }>(
   prepared: PreparedChat, jobId: string, media: MediaLimits, target: (d: PlannedDeployment, admitted: AdmittedChat) => T,

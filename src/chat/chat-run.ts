@@ -8,7 +8,7 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 import type { PaidRun } from '../billing/paid-run.ts';
-import { refundFailedRun, settleTokens, usageSoFar, type RunReport } from '../billing/token-settlement.ts';
+import { refundFailedRun, settleTokens, usageOrEstimate, usageSoFar, type RunReport } from '../billing/token-settlement.ts';
 import { JsonAnswer } from '../http/json-answer.ts';
 import { SseWriter } from '../http/sse-writer.ts';
 import { StreamingFenceStripper, stripFences } from '../providers/structured-output.ts';
@@ -81,6 +81,7 @@ function labelsOf(admitted: AdmittedChat) {
   return { provider: admitted.plan.provider, model: admitted.model.entry.slug };
 }
 
+
 function settleChat(run: PaidRun, ctx: ChatRunContext, deps: ChatRunDeps, usage: Usage, status: 'succeeded' | 'canceled', upstreamMs: number): Promise<number> {
   return settleTokens(run, reportOf(ctx, deps), labelsOf(ctx.admitted), ctx.admitted.prices, usage, status, upstreamMs);
 }
@@ -89,9 +90,8 @@ function refundChat(run: PaidRun, ctx: ChatRunContext, deps: ChatRunDeps, error:
   return refundFailedRun(run, reportOf(ctx, deps), ctx.admitted.plan.provider, error);
 }
 
-/** `charsCounted`: the output characters sent when the provider's counts came (all of them in a non-stream answer). */
-function usageOf(usage: Usage | undefined, admitted: AdmittedChat, outputChars: number, charsCounted = outputChars): Usage {
-  return usageSoFar(usage, admitted.inputTokens, outputChars, charsCounted);
+function usageOf(usage: Usage | undefined, admitted: AdmittedChat, outputChars: number): Usage {
+  return usageOrEstimate(usage, admitted.inputTokens, outputChars);
 }
 
 async function readCompletion(response: UpstreamResponse, target: ChatTarget): Promise<Completion> {
@@ -200,14 +200,14 @@ export async function runStream(run: PaidRun, ctx: ChatRunContext, deps: ChatRun
     handle(ending.events);
     run.throwIfStopped();
     if (!ending.complete || finish === undefined) throw streamBroken();
-    const billed = usageOf(usage, admitted, outputChars, charsCounted);
+    const billed = usageSoFar(usage, admitted.inputTokens, outputChars, charsCounted);
     await settleChat(run, ctx, deps, billed, 'succeeded', performance.now() - upstreamStart);
     if (admitted.request.includeUsage) sse.write(chunks.usage(billed));
     sse.end('data: [DONE]\n\n');
   } catch (thrown) {
     if (run.stopReason === 'client_closed') {
       // Tokens generated so far are billed and the rest released; before the first chunk, all of it is refunded (499).
-      if (sse.started) await settleChat(run, ctx, deps, usageOf(usage, admitted, outputChars, charsCounted), 'canceled', performance.now() - upstreamStart);
+      if (sse.started) await settleChat(run, ctx, deps, usageSoFar(usage, admitted.inputTokens, outputChars, charsCounted), 'canceled', performance.now() - upstreamStart);
       else await run.refund('client_closed_request', 'canceled');
       sse.stop();
       return;

@@ -6,24 +6,21 @@
  * passthrough or the translation through its chat adapter. A refused block is named as the
  * client sent it (`messages[i].content[j]`).
  */
-import { prepareChatRequest, priceCandidates, type PreparedChat } from '../chat/admission.ts';
+import { prepareChatRequest, quoteRun, type AdmittedChat, type PlannedDeployment, type PreparedChat, type QuotedRun } from '../chat/admission.ts';
 import type { MediaLimits } from '../chat/media/media-hold.ts';
-import type { Catalog, CatalogModel } from '../catalog/catalog.ts';
-import type { TokenPrices } from '../catalog/pricing.ts';
+import type { Catalog } from '../catalog/catalog.ts';
 import type { PassthroughHeaders } from '../providers/anthropic/passthrough.ts';
-import { prepareRoute, type CallCandidate, type CallTarget, type Deployed, type ProviderRoute } from '../providers/provider-call.ts';
+import type { CallTarget } from '../providers/provider-call.ts';
 import type { AdapterTable } from '../providers/registry.ts';
 import { GatewayError } from '../shared/errors.ts';
 import { legFor, type MessagesLeg } from './legs.ts';
 import { parseMessagesRequest, type MessagesRequest } from './messages-request.ts';
 import { toChatRequest, type ChatTranslation } from './to-chat.ts';
 
-/** One deployment of a candidate model, with the leg that reaches it and what the run bills if it answers. */
+/** One deployment of a candidate model, with the leg that reaches it and the run as that model answers and bills it. */
 export interface MessagesTarget extends CallTarget {
   leg: MessagesLeg;
-  model: CatalogModel;
-  prices: TokenPrices;
-  inputTokens: number;
+  admitted: AdmittedChat;
 }
 
 export interface PreparedMessages {
@@ -35,12 +32,7 @@ export interface PreparedMessages {
   headers: PassthroughHeaders;
 }
 
-export interface QuotedMessages {
-  route: ProviderRoute<MessagesTarget>;
-  held: number;
-  /** The first candidate's first deployment (its provider counts a failure before any answer). */
-  first: MessagesTarget;
-}
+export type QuotedMessages = QuotedRun<MessagesTarget>;
 
 /** Validation, translation, models, plans and content support: no money touched. */
 export function prepareMessages(body: unknown, headers: PassthroughHeaders, catalog: Catalog, adapters: AdapterTable): PreparedMessages {
@@ -51,35 +43,24 @@ export function prepareMessages(body: unknown, headers: PassthroughHeaders, cata
 }
 
 /** The quote, and every deployment's leg and provider request, built before the hold. */
-export async function quoteMessages(prepared: PreparedMessages, media: MediaLimits): Promise<QuotedMessages> {
-  const { priced, held } = await namedAsSent(prepared.translation, () => priceCandidates(prepared.chat, media));
+export async function quoteMessages(prepared: PreparedMessages, jobId: string, media: MediaLimits): Promise<QuotedMessages> {
   const ignored = new Set(prepared.ignored);
-  const candidates: CallCandidate<MessagesTarget>[] = priced.map(({ candidate, inputTokens }) => ({
-    model: candidate.model.entry.slug,
-    deployments: candidate.deployments.map(({ deployment, plan, adapter }): Deployed<MessagesTarget> => {
-      const leg = legFor(deployment.provider, { request: prepared.request, plan, adapter, headers: prepared.headers });
-      for (const name of leg.ignored) ignored.add(name);
-      return {
-        weight: deployment.weight,
-        priority: deployment.priority,
-        target: {
-          provider: deployment.provider,
-          providerModelId: deployment.providerModelId,
-          leg,
-          model: candidate.model,
-          prices: candidate.prices,
-          inputTokens,
-          build: (apiKey) => leg.build(apiKey),
-          mapError: (status, body, text) => adapter.mapError(status, body, text),
-          retryDelayMs: (body) => adapter.retryDelayMs?.(body),
-        },
-      };
-    }),
-  }));
+  const target = ({ deployment, plan, adapter }: PlannedDeployment, admitted: AdmittedChat): MessagesTarget => {
+    const leg = legFor(deployment.provider, { request: prepared.request, plan, adapter, headers: prepared.headers });
+    for (const name of leg.ignored) ignored.add(name);
+    return {
+      provider: deployment.provider,
+      providerModelId: deployment.providerModelId,
+      leg,
+      admitted,
+      build: (apiKey) => leg.build(apiKey),
+      mapError: (status, body, text) => adapter.mapError(status, body, text),
+      retryDelayMs: (body) => adapter.retryDelayMs?.(body),
+    };
+  };
+  const quoted = await namedAsSent(prepared.translation, () => quoteRun(prepared.chat, jobId, media, target));
   prepared.ignored = [...ignored];
-  const route = prepareRoute('chat', prepared.request.model, candidates);
-  const first = (candidates[0]?.deployments[0] as Deployed<MessagesTarget>).target;
-  return { route, held, first };
+  return quoted;
 }
 
 const CHAT_PART = /^messages\[(\d+)\]\.content\[(\d+)\]|^messages\[(\d+)\]/;

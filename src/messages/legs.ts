@@ -33,6 +33,8 @@ export interface MessagesRelay {
   readonly complete: boolean;
   readonly usage: Usage | undefined;
   readonly outputChars: number;
+  /** Of outputChars: those received when the provider's last counts came. */
+  readonly charsCounted: number;
   /** The closing events, with the usage billed. */
   close(billed: Usage): string;
 }
@@ -97,6 +99,9 @@ function anthropicNative(input: LegInput): MessagesLeg {
         get outputChars() {
           return relay.outputChars;
         },
+        get charsCounted() {
+          return relay.charsCounted;
+        },
         close: () => '',
       };
     },
@@ -144,6 +149,9 @@ function translated(input: LegInput): MessagesLeg {
         },
         get outputChars() {
           return renderer.outputChars;
+        },
+        get charsCounted() {
+          return renderer.charsCounted;
         },
         close: (billed) => renderer.end(billed),
       };

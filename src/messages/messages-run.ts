@@ -8,7 +8,7 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 import type { PaidRun } from '../billing/paid-run.ts';
-import { refundFailedRun, settleTokens, usageOrEstimate, type RunReport } from '../billing/token-settlement.ts';
+import { refundFailedRun, settleTokens, usageOrEstimate, usageSoFar, type RunReport } from '../billing/token-settlement.ts';
 import { JsonAnswer } from '../http/json-answer.ts';
 import { SseWriter } from '../http/sse-writer.ts';
 import type { MessageIdentity } from '../providers/anthropic/passthrough.ts';
@@ -48,7 +48,7 @@ function reportOf(ctx: MessagesRunContext, deps: MessagesRunDeps): RunReport {
 }
 
 function settle(run: PaidRun, ctx: MessagesRunContext, deps: MessagesRunDeps, target: MessagesTarget, usage: Usage, status: 'succeeded' | 'canceled', upstreamMs: number) {
-  return settleTokens(run, reportOf(ctx, deps), { provider: target.provider, model: target.model.entry.slug }, target.prices, usage, status, upstreamMs);
+  return settleTokens(run, reportOf(ctx, deps), { provider: target.provider, model: target.admitted.model.entry.slug }, target.admitted.prices, usage, status, upstreamMs);
 }
 
 function refund(run: PaidRun, ctx: MessagesRunContext, deps: MessagesRunDeps, target: MessagesTarget, error: GatewayError) {
@@ -70,7 +70,7 @@ export async function runMessage(run: PaidRun, ctx: MessagesRunContext, deps: Me
     target = answered.target;
     const read = answered.value;
     run.throwIfStopped();
-    const usage = usageOrEstimate(read.usage, target.inputTokens, read.outputChars);
+    const usage = usageOrEstimate(read.usage, target.admitted.inputTokens, read.outputChars);
     await settle(run, ctx, deps, target, usage, 'succeeded', performance.now() - upstreamStart);
     answer.send(200, read.render(usage));
   } catch (thrown) {
@@ -86,15 +86,16 @@ export async function runMessageStream(run: PaidRun, ctx: MessagesRunContext, de
   const upstreamStart = performance.now();
   let target = ctx.first;
   let relay: ReturnType<MessagesTarget['leg']['relay']> | undefined;
-  const billed = () => usageOrEstimate(relay?.usage, target.inputTokens, relay?.outputChars ?? 0);
+  // The provider's last counts plus the output after them (provider_2 counts the input, cache parts apart, before any text).
+  const billed = () => usageSoFar(relay?.usage, target.admitted.inputTokens, relay?.outputChars ?? 0, relay?.charsCounted ?? 0);
   try {
     const answered = await call(run, ctx, deps, asResponse);
     target = answered.target;
     relay = target.leg.relay(ctx.who);
-    const labels = { provider: target.provider, model: target.model.entry.slug };
+    const labels = { provider: target.provider, model: target.admitted.model.entry.slug };
     sse.open();
     deps.metrics.streamOpened();
-    sse.write(relay.start(target.inputTokens));
+    sse.write(relay.start(target.admitted.inputTokens));
     sse.flush();
     const text = new TextDecoder();
     let firstToken = true;

@@ -64,6 +64,8 @@ export class EventRenderer {
   private finish: FinishReason | undefined;
   usage: Usage | undefined;
   outputChars = 0;
+  /** Of outputChars: those sent when the last usage came. */
+  charsCounted = 0;
 
   constructor(private readonly who: MessageIdentity) {}
 
@@ -112,6 +114,7 @@ export class EventRenderer {
           break;
         case 'usage':
           this.usage = e.usage;
+          this.charsCounted = this.outputChars;
           break;
         case 'error':
           throw e.error;

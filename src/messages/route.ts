@@ -16,7 +16,8 @@ import { invalidApiKey } from '../shared/errors.ts';
 import type { RouteAccess } from '../shared/route-access.ts';
 import { NO_RUN_METRICS, noteOutcome } from '../shared/run-metrics.ts';
 import { CHAT_REFUSAL, type ChatRouteDeps } from '../chat/route.ts';
-import { prepareMessages, quoteMessages } from './admission.ts';
+import { prepareMessages, quoteMessages, type MessagesTarget } from './admission.ts';
+import type { Deployed } from '../providers/provider-call.ts';
 import { countTokens } from './count-tokens.ts';
 import { errorEnvelope } from './envelope.ts';
 import { runMessage, runMessageStream, type MessagesRunDeps } from './messages-run.ts';
@@ -47,14 +48,15 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: MessagesRoute
     if (pass === undefined) throw invalidApiKey();
     const prepared = prepareMessages(request.body, passthroughHeaders(request), deps.catalog, deps.adapters);
     const jobId = randomUUID();
-    const { route, held, first } = await quoteMessages(prepared, deps.config.media);
+    const { route, held } = await quoteMessages(prepared, jobId, deps.config.media);
+    const first = (route.candidates[0]?.deployments[0] as Deployed<MessagesTarget>).target;
     const headers = answerHeaders(
       reply.getHeaders(),
       { 'x-service-job-id': jobId, 'x-service-ignored-params': ignoredParamsHeader(prepared.ignored) },
       (header, err) => request.log.error({ err, header }, 'answer header dropped'),
     );
     const key = pass.key.record;
-    const model = first.model.entry.slug;
+    const model = first.admitted.model.entry.slug;
     const run = await deps.runs.admit({ jobId, kind: 'messages', model, key: payingKeyOf(key), quote: held, clientAddress: pass.clientAddress(), refusal: CHAT_REFUSAL });
     noteOutcome(reply.raw, { jobId, keyId: key.id, model });
     reply.hijack();

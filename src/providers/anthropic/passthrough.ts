@@ -57,6 +57,8 @@ export class PassthroughRelay {
   private counted: Json = {};
   /** Text, thinking and tool input received (an estimate's basis where no usage came). */
   outputChars = 0;
+  /** Of outputChars: those received when the last counts came (the output after them is estimated). */
+  charsCounted = 0;
   /** provider_2's own end (`message_stop`) was seen. */
   complete = false;
 
@@ -90,7 +92,10 @@ export class PassthroughRelay {
       switch (type) {
         case 'message_start': {
           const message = event.message as Json | undefined;
-          if (typeof message?.usage === 'object' && message.usage !== null) this.counted = { ...(message.usage as Json) };
+          if (typeof message?.usage === 'object' && message.usage !== null) {
+            this.counted = { ...(message.usage as Json) };
+            this.charsCounted = this.outputChars;
+          }
           sent = JSON.stringify({ ...event, message: { ...message, id: this.who.id, model: this.who.model } });
           break;
         }
@@ -101,7 +106,10 @@ export class PassthroughRelay {
         }
         case 'message_delta':
           // Counts here are cumulative and supersede message_start's.
-          if (typeof event.usage === 'object' && event.usage !== null) this.counted = { ...this.counted, ...(event.usage as Json) };
+          if (typeof event.usage === 'object' && event.usage !== null) {
+            this.counted = { ...this.counted, ...(event.usage as Json) };
+            this.charsCounted = this.outputChars;
+          }
           break;
         case 'message_stop':
           this.complete = true;
