@@ -142,10 +142,15 @@ describe('provider_1 POST /v1/responses', () => {
       { type: 'namespace', name: 'functions', description: '', tools: [{ type: 'custom', name: 'exec', description: 'JavaScript' }] },
     ];
     const out = (await post({ model: 'gpt-5', input: 'wait', tools })).json().output as Json[];
-    expect(out.filter((i) => i.type !== 'reasoning')).toMatchObject([
+    const calls = [
       { type: 'function_call', name: 'sleep', namespace: 'clock', arguments: '{"ms":5}' },
       { type: 'custom_tool_call', name: 'exec', namespace: 'functions', input: 'text(1)' },
-    ]);
+    ];
+    expect(out.filter((i) => i.type !== 'reasoning')).toMatchObject(calls);
+    // The same tools declared as Codex declares them: an additional_tools input item, no top-level tools.
+    emu.enqueue({ kind: 'tool_calls', calls: [{ name: 'sleep', arguments: { ms: 5 } }, { name: 'exec', arguments: { input: 'text(1)' } }] });
+    const declared = await post({ model: 'gpt-5', input: [{ type: 'additional_tools', role: 'developer', tools }, { role: 'user', content: 'wait' }] });
+    expect((declared.json().output as Json[]).filter((i) => i.type !== 'reasoning')).toMatchObject(calls);
   });
 
   it('gives reasoning items on a reasoning model: summary when asked, encrypted content when included, reasoning tokens counted', async () => {

@@ -121,7 +121,7 @@ function validate(body: Record<string, unknown>): Rejection | InputStats {
 /** The tool_choice makes a call compulsory (`required` or one named tool). */
 function callForced(body: Record<string, unknown>): boolean {
   const tc = body.tool_choice;
-  const hasTools = Array.isArray(body.tools) && body.tools.length > 0;
+  const hasTools = (Array.isArray(body.tools) && body.tools.length > 0) || declaredTools(body).length > 0;
   return hasTools && (tc === 'required' || (isRecord(tc) && typeof tc.name === 'string'));
 }
 
@@ -137,7 +137,14 @@ function offeredTools(body: Record<string, unknown>): Map<string, { custom: bool
     }
   };
   walk(body.tools);
+  for (const item of declaredTools(body)) walk(item);
   return tools;
+}
+
+/** The tool lists of `additional_tools` input items (Codex declares its tools so, beside or instead of `tools`). */
+function declaredTools(body: Record<string, unknown>): unknown[] {
+  if (!Array.isArray(body.input)) return [];
+  return body.input.flatMap((item) => (isRecord(item) && item.type === 'additional_tools' && Array.isArray(item.tools) ? [item.tools] : []));
 }
 
 // ---------------------------------------------------------------------------

@@ -218,7 +218,7 @@ function openAIAsk(body: Record<string, unknown>): AnswerAsk | undefined {
   return { tools, toolChoice, afterToolResult: isRecord(last) && last.role === 'tool', schema: native ?? instructed };
 }
 
-/** provider_1's Responses body: flat function and custom tools (also inside a `namespace`), `text.format`. */
+/** provider_1's Responses body: flat function and custom tools (also inside a `namespace` or an `additional_tools` item), `text.format`. */
 function responsesAsk(body: Record<string, unknown>): AnswerAsk | undefined {
   if (body.input === undefined) return undefined;
   const tools: AnswerAsk['tools'] = [];
@@ -231,6 +231,8 @@ function responsesAsk(body: Record<string, unknown>): AnswerAsk | undefined {
     }
   };
   walk(body.tools);
+  // Codex declares tools in `additional_tools` input items too.
+  for (const item of Array.isArray(body.input) ? body.input : []) if (isRecord(item) && item.type === 'additional_tools') walk(item.tools);
   const tc = body.tool_choice;
   const toolChoice = tc === 'none' || tc === 'required' ? tc : isRecord(tc) && typeof tc.name === 'string' ? { name: tc.name } : 'auto';
   const last = Array.isArray(body.input) ? body.input.at(-1) : undefined;
