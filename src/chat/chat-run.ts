@@ -90,9 +90,8 @@ function refundChat(run: PaidRun, ctx: ChatRunContext, deps: ChatRunDeps, error:
   return refundFailedRun(run, reportOf(ctx, deps), ctx.admitted.plan.provider, error);
 }
 
-/** `charsCounted`: the output characters sent when the provider's counts came (all of them in a non-stream answer). */
-function usageOf(usage: Usage | undefined, admitted: AdmittedChat, outputChars: number, charsCounted = outputChars): Usage {
-  return usageSoFar(usage, admitted.inputTokens, outputChars, charsCounted);
+function usageOf(usage: Usage | undefined, admitted: AdmittedChat, outputChars: number): Usage {
+  return usageOrEstimate(usage, admitted.inputTokens, outputChars);
 }
 
 async function readCompletion(response: UpstreamResponse, target: ChatTarget): Promise<Completion> {
