@@ -8,7 +8,7 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 import type { PaidRun } from '../billing/paid-run.ts';
-import { refundFailedRun, settleTokens, usageSoFar, type RunReport } from '../billing/token-settlement.ts';
+import { refundFailedRun, settleTokens, usageOrEstimate, usageSoFar, type RunReport } from '../billing/token-settlement.ts';
 import { JsonAnswer } from '../http/json-answer.ts';
 import { SseWriter } from '../http/sse-writer.ts';
 import { StreamingFenceStripper, stripFences } from '../providers/structured-output.ts';
