@@ -159,6 +159,9 @@ describe('admin CLI', () => {
         const created = JSON.parse(stdout);
         const { stdout: got } = await run(process.execPath, ['--import', 'tsx', 'src/main.ts', 'admin', '--direct', 'accounts', 'get', created.id], { env: directEnv });
         expect(JSON.parse(got).name).toBe('Direct');
+        // accounts list: the admin API's search, by name here.
+        const { stdout: listed } = await run(process.execPath, ['--import', 'tsx', 'src/main.ts', 'admin', '--direct', 'accounts', 'list', '--search', 'direct', '--limit', '5'], { env: directEnv });
+        expect(JSON.parse(listed).data.map((a: { id: string; name: string }) => [a.id, a.name])).toEqual([[created.id, 'Direct']]);
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
