@@ -91,7 +91,7 @@ async function settleChat(run: PaidRun, ctx: ChatRunContext, deps: ChatRunDeps, 
 
 /** A failed run: refunded, its code noted, a provider failure counted. */
 async function refundChat(run: PaidRun, ctx: ChatRunContext, deps: ChatRunDeps, error: GatewayError): Promise<void> {
-  await run.refund(error.code);
+  await run.refund(error);
   noteOutcome(ctx.res, { code: error.code, ...(error.logCause === undefined ? {} : { cause: error.logCause }) });
   if (UPSTREAM_CODES.has(error.code)) deps.metrics.upstreamError(ctx.admitted.plan.provider, error.code);
 }

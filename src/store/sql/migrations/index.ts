@@ -18,6 +18,8 @@ import { dashboardUsageTotalsMigration } from './094-dashboard-usage-totals.ts';
 import { usagePendingMigration } from './095-usage-pending.ts';
 import { usageCacheTokensMigration } from './096-usage-cache-tokens.ts';
 import { jobAttemptsMigration } from './115-job-attempts.ts';
+import { jobErrorMessageMigration } from './135-job-error-message.ts';
+import { ledgerJobMigration } from './136-ledger-job.ts';
 import { portalMigration } from './120-portal.ts';
 import { paymentsMigration } from './121-payments.ts';
 
@@ -39,6 +41,8 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '115_job_attempts': jobAttemptsMigration,
         '120_portal': portalMigration(dialect),
         '121_payments': paymentsMigration,
+        '135_job_error_message': jobErrorMessageMigration,
+        '136_ledger_job': ledgerJobMigration,
       };
     },
   };
