@@ -41,7 +41,7 @@ export async function startDashboardBrowser(): Promise<DashboardBrowser> {
     async signedIn(options = {}) {
       const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true, ...options });
       // The token lives in the tab's sessionStorage (dashboard/src/api.ts).
-      await context.addInitScript((token: string) => sessionStorage.setItem('model-gateway-admin-token', token), ADMIN_TOKEN);
+      await context.addInitScript(`sessionStorage.setItem('model-gateway-admin-token', ${JSON.stringify(ADMIN_TOKEN)})`);
       return context.newPage();
     },
     async close() {
@@ -54,5 +54,5 @@ export async function startDashboardBrowser(): Promise<DashboardBrowser> {
 
 /** Whether the page scrolls sideways at its current width. */
 export async function scrollsSideways(page: Page): Promise<boolean> {
-  return page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth);
+  return page.evaluate<boolean>('document.documentElement.scrollWidth > document.documentElement.clientWidth');
 }
