@@ -78,7 +78,8 @@ export function Chart({ title, times, series, range, bucket, stacked, format }: 
       <figcaption>{title}</figcaption>
       <div ref={box} aria-hidden="true" />
       <p class="muted total">{series.every((s) => s.values.every((v) => v === 0)) ? 'Nothing in this range.' : `In this range: ${totals}.`}</p>
-      <table class="sr-only">
+      <div class="sr-only">
+      <table>
         <caption>{title}, per {bucket} (UTC)</caption>
         <thead><tr><th scope="col">{bucket === 'hour' ? 'Hour (UTC)' : 'Day (UTC)'}</th>{series.map((s) => <th key={s.label} scope="col">{s.label}</th>)}</tr></thead>
         <tbody>
@@ -87,6 +88,7 @@ export function Chart({ title, times, series, range, bucket, stacked, format }: 
           ))}
         </tbody>
       </table>
+      </div>
     </figure>
   );
 }

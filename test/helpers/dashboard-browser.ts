@@ -32,7 +32,8 @@ export async function startDashboardBrowser(): Promise<DashboardBrowser> {
   mkdirSync(screenshots, { recursive: true });
   const built = join(scratch, 'dashboard');
   await build({ configFile: fileURLToPath(new URL('../../dashboard/vite.config.ts', import.meta.url)), logLevel: 'warn', build: { outDir: built, emptyOutDir: true } });
-  const h = await startChatHarness({}, [], { webAppDirs: { dashboard: built } });
+  // One retry after a failed attempt, so a request can show two attempts.
+  const h = await startChatHarness({ UPSTREAM_RETRIES: '1' }, [], { webAppDirs: { dashboard: built } });
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
   return {
     h,

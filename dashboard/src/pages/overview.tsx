@@ -84,7 +84,7 @@ export function OverviewPage({ params }: { params: URLSearchParams }) {
       <h1 id="overview-title">Overview</h1>
       <form class="filters" onSubmit={(e) => e.preventDefault()}>
         <Field label="Range">
-          <select value={range} onChange={(e) => set({ range: e.currentTarget.value, bucket: undefined })}>
+          <select name="range" value={range} onChange={(e) => set({ range: e.currentTarget.value, bucket: undefined })}>
             {Object.entries(RANGES).map(([name, [label]]) => <option key={name} value={name}>{label}</option>)}
             <option value="custom">Chosen dates</option>
           </select>
@@ -96,13 +96,13 @@ export function OverviewPage({ params }: { params: URLSearchParams }) {
           </>
         )}
         <Field label="Bars per">
-          <select value={bucket} onChange={(e) => set({ bucket: e.currentTarget.value })}>
+          <select name="bucket" value={bucket} onChange={(e) => set({ bucket: e.currentTarget.value })}>
             {hourly && <option value="hour">hour</option>}
             <option value="day">day</option>
           </select>
         </Field>
         <Field label="Stack by">
-          <select value={stack ?? ''} onChange={(e) => set({ stack: e.currentTarget.value || undefined })}>
+          <select name="stack" value={stack ?? ''} onChange={(e) => set({ stack: e.currentTarget.value || undefined })}>
             <option value="">nothing</option>
             <option value="model">model</option>
             <option value="key">key</option>
