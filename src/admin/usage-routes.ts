@@ -84,7 +84,7 @@ async function stackViews(stacks: UsageStack[], buckets: number[], keys: UsageSt
     const at = new Map(s.points.map((p) => [p.t, p]));
     return {
       name: s.other === true ? 'other' : s.name,
-      label: s.other === true ? 'Others' : keys === undefined ? s.name : s.name === '' ? 'No key' : (names.get(s.name) ?? s.name),
+      label: s.other === true ? 'Others' : keys === undefined ? s.name : (names.get(s.name) ?? s.name),
       credits: buckets.map((t) => microToCredits(at.get(t)?.credits ?? 0)),
       requests: buckets.map((t) => at.get(t)?.requests ?? 0),
     };
@@ -162,10 +162,10 @@ export function registerUsageRoutes(admin: FastifyInstance, usage: UsageStore, n
     if (from >= to) throw invalid('from', 'must be before to');
     if (to - from > MAX_RANGE[query.bucket]) throw invalid('bucket', `a range of ${Math.round((to - from) / DAY)} days needs bucket=day`);
     const range = { from, to, bucket: query.bucket, accountId: query.account_id, keyId: query.key_id };
-    const [report, stacks] = await Promise.all([
-      usage.usage(range),
-      query.stack === undefined ? undefined : usage.usageStacks(range, query.stack, STACKS),
-    ]);
+    const report = await usage.usage(range);
+    // Stacked: the models or keys the report ranks first, each apart; the rest together.
+    const stackNames = query.stack === 'model' ? report.topModels.map((m) => m.model) : report.topKeys.map((k) => k.keyId);
+    const stacks = query.stack === undefined ? undefined : await usage.usageStacks(range, query.stack, stackNames.slice(0, STACKS));
     // Every bucket of the range, zeros where nothing ran: the charts' x axis is the range asked for.
     const buckets = bucketStarts(from, to, query.bucket);
     const byTime = new Map(report.series.map((p) => [p.t, p]));

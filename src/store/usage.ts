@@ -31,7 +31,7 @@ export interface UsagePoint {
 
 /** The chart's amounts of one group (a model or a key) per bucket: the bars stacked by model or key. */
 export interface UsageStack {
-  /** A model's slug, a key's id ('' for runs without a key), or '' with `other` for the rest. */
+  /** A model's slug or a key's id; '' with `other` for the rest. */
   name: string;
   other?: boolean;
   points: { t: number; credits: number; requests: number }[];
@@ -106,8 +106,8 @@ export interface AccountActivity {
 
 export interface UsageStore {
   usage(query: UsageQuery): Promise<UsageReport>;
-  /** The chart's bars stacked by model or by key: the `top` largest by credits, the rest as one `other` group. */
-  usageStacks(query: UsageQuery, by: 'model' | 'key', top: number): Promise<UsageStack[]>;
+  /** The chart's bars stacked by model or by key: each of `names` (models or key ids) apart, the rest as one `other` group. */
+  usageStacks(query: UsageQuery, by: 'model' | 'key', names: string[]): Promise<UsageStack[]>;
   jobLog(filter: JobLogFilter): Promise<JobLogRow[]>;
   job(id: string): Promise<JobDetail | undefined>;
   /** Accounts whose id, name or e-mail contains `q` (all when empty), newest first; `monthStart` is this UTC month's. */

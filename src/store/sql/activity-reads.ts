@@ -111,26 +111,14 @@ export async function lastUsed(db: Kysely<Database>, keyIds: string[]): Promise<
   return new Map(rows.filter((r) => r.last_used_at !== null).map((r) => [r.id, Number(r.last_used_at)]));
 }
 
-/** The `top` groups with the most credits (then requests), each bucket's amounts; the rest summed as one `other` group. */
-export function topStacks(rows: StackRow[], top: number): UsageStack[] {
-  const totals = new Map<string, { credits: number; requests: number }>();
-  for (const r of rows) {
-    const t = totals.get(r.name) ?? { credits: 0, requests: 0 };
-    totals.set(r.name, { credits: t.credits + Number(r.credits), requests: t.requests + Number(r.requests) });
-  }
-  const ranked = [...totals.entries()].sort((a, b) => b[1].credits - a[1].credits || b[1].requests - a[1].requests || a[0].localeCompare(b[0]));
-  const kept = new Set(ranked.slice(0, top).map(([name]) => name));
-  const stacks = new Map<string, UsageStack>(ranked.slice(0, top).map(([name]) => [name, { name, points: [] }]));
+/** The stacked rows as groups: each named one apart (in the order given), the rest (a null name) as one `other` group. */
+export function toStacks(rows: StackRow[], names: string[]): UsageStack[] {
+  const stacks = new Map<string | null, UsageStack>(names.map((name) => [name, { name, points: [] }]));
   const other: UsageStack = { name: '', other: true, points: [] };
   for (const r of rows) {
-    const stack = kept.has(r.name) ? (stacks.get(r.name) as UsageStack) : other;
-    const t = Number(r.t);
-    const last = stack.points.at(-1);
-    // Rows come in time order: a group's rows of one bucket are summed (the rest's several groups).
-    if (last !== undefined && last.t === t) {
-      last.credits += Number(r.credits);
-      last.requests += Number(r.requests);
-    } else stack.points.push({ t, credits: Number(r.credits), requests: Number(r.requests) });
+    const stack = r.name === null ? other : stacks.get(r.name);
+    stack?.points.push({ t: Number(r.t), credits: Number(r.credits), requests: Number(r.requests) });
   }
-  return other.points.length === 0 ? [...stacks.values()] : [...stacks.values(), other];
+  const named = [...stacks.values()].filter((s) => s.points.length > 0);
+  return other.points.length === 0 ? named : [...named, other];
 }

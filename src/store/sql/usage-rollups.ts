@@ -5,7 +5,7 @@
  */
 import { type Kysely, sql } from 'kysely';
 import type { AccountActivity, JobDetail, JobLogFilter, JobLogRow, StatementLine, UsageQuery, UsageReport, UsageStack, UsageStore } from '../usage.ts';
-import { jobDetail, lastUsed, searchAccounts, statement, topStacks } from './activity-reads.ts';
+import { jobDetail, lastUsed, searchAccounts, statement, toStacks } from './activity-reads.ts';
 import { stackRows, usageRows } from './usage-report.ts';
 import { toLogRow } from './job-log-row.ts';
 import type { Database } from './tables.ts';
@@ -67,9 +67,9 @@ export class SqlUsageStore implements UsageStore {
     return jobDetail(this.db, id, (ids) => this.keyNames(ids));
   }
 
-  async usageStacks(query: UsageQuery, by: 'model' | 'key', top: number): Promise<UsageStack[]> {
+  async usageStacks(query: UsageQuery, by: 'model' | 'key', names: string[]): Promise<UsageStack[]> {
     await this.rollUp();
-    return topStacks(await stackRows(this.db, query, by), top);
+    return toStacks(await stackRows(this.db, query, by, names), names);
   }
 
   searchAccounts(q: string, limit: number, monthStart: number): Promise<AccountActivity[]> {

@@ -20,6 +20,7 @@ import { usageCacheTokensMigration } from './096-usage-cache-tokens.ts';
 import { jobAttemptsMigration } from './115-job-attempts.ts';
 import { jobErrorMessageMigration } from './135-job-error-message.ts';
 import { ledgerJobMigration } from './136-ledger-job.ts';
+import { usageModelHoursMigration } from './137-usage-model-hours.ts';
 import { portalMigration } from './120-portal.ts';
 import { paymentsMigration } from './121-payments.ts';
 
@@ -43,6 +44,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '121_payments': paymentsMigration,
         '135_job_error_message': jobErrorMessageMigration,
         '136_ledger_job': ledgerJobMigration,
+        '137_usage_model_hours': usageModelHoursMigration(dialect),
       };
     },
   };
