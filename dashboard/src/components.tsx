@@ -45,11 +45,12 @@ export function Chart({ title, times, series, range, bucket, stacked, format }: 
         tzDate: utc,
         legend: { show: true },
         scales: { x: { time: true, range: () => [range[0] / 1000, range[1] / 1000] } },
-        axes: [{}, { size: 64, values: (_u, ticks) => ticks.map((t) => format(t)) }],
+        // UTC, as the tables: hours as 14:00 and midnights as the date; days as the date.
+        axes: [{ values: (_u, ticks) => ticks.map((t) => axisLabel(t * 1000, bucket)) }, { size: 64, values: (_u, ticks) => ticks.map((t) => format(t)) }],
         series: [
           { value: (_u, v) => (v === null ? '—' : `${when(v)}`) },
           ...series.map((s, i) => ({
-            label: s.label, stroke: s.color, fill: `${s.color}${stacked === true ? 'cc' : '99'}`, width: 1, paths: bars,
+            label: s.label, stroke: s.color, fill: `${s.color}${stacked === true ? 'cc' : '99'}`, width: 1, paths: bars, points: { show: false },
             value: (_u: uPlot, _v: number | null, _si: number, at: number | null) => (at === null ? '—' : format(series[i]?.values[at] ?? 0)),
           })),
         ],
@@ -91,6 +92,13 @@ export function Chart({ title, times, series, range, bucket, stacked, format }: 
       </div>
     </figure>
   );
+}
+
+/** An x-axis tick in UTC: `14:00` within a day, the date at midnight or for day bars. */
+function axisLabel(ms: number, bucket: 'hour' | 'day'): string {
+  const d = new Date(ms);
+  if (bucket === 'hour' && (d.getUTCHours() !== 0 || d.getUTCMinutes() !== 0)) return `${String(d.getUTCHours()).padStart(2, '0')}:${String(d.getUTCMinutes()).padStart(2, '0')}`;
+  return d.toLocaleDateString('en-GB', { timeZone: 'UTC', day: 'numeric', month: 'short' });
 }
 
 /** A bucket's start as the tables show it: `26 Nov 09:00 UTC`, or `26 Nov 2026` for a day. */

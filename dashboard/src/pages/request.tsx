@@ -23,8 +23,8 @@ export function RequestPage({ id }: { id: string }) {
         <>
           <dl class="tiles">
             <div><dt>Status</dt><dd data-testid="status" class={j.status === 'succeeded' ? 'ok' : j.status === 'processing' ? '' : 'bad'}>{j.status}</dd></div>
-            <div><dt>Held</dt><dd data-testid="held">{credits(j.held_credits)}</dd></div>
-            <div><dt>Charged</dt><dd data-testid="charged">{credits(j.credits)}</dd></div>
+            <div><dt>Held (credits)</dt><dd data-testid="held">{credits(j.held_credits)}</dd></div>
+            <div><dt>Charged (credits)</dt><dd data-testid="charged">{credits(j.credits)}</dd></div>
             <div><dt>Latency</dt><dd>{ms(j.latency_ms)}</dd></div>
           </dl>
           {j.code !== null && (
