@@ -167,7 +167,7 @@ describe('admin CLI', () => {
       }
     };
     await Promise.all([throughGateway(), direct()]);
-  }, 120_000); // nine CLI processes (at most three at once), each compiling the sources through tsx: slow on a busy machine
+  }, 120_000); // ten CLI processes (at most three at once), each compiling the sources through tsx: slow on a busy machine
 
   it('--direct without DATABASE_URL, where the default database does not exist: exit 2 naming DATABASE_URL, no ./data/gateway.db made', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gw-cli-nodb-'));
