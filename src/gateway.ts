@@ -9,6 +9,7 @@ import { Catalog } from './catalog/catalog.ts';
 import { InFlightRuns } from './billing/in-flight.ts';
 import { PaidRuns } from './billing/paid-run.ts';
 import { registerChatRoute } from './chat/route.ts';
+import { registerMessagesRoutes } from './messages/route.ts';
 import { MailSender, smtpTransport } from './notifications/mail-sender.ts';
 import { OidcSignIn } from './auth/oidc-sign-in.ts';
 import { Sessions } from './auth/sessions.ts';
@@ -58,6 +59,7 @@ import { MediaJobRunner } from './media/job-runner.ts';
 import { registerMediaRoutes } from './media/routes.ts';
 import { PredictionsClient } from './providers/predictions/client.ts';
 import { OpenAiFineTuningClient } from './providers/provider-1/fine-tuning.ts';
+import { limitsOf } from './store/limits.ts';
 import { openStore } from './store/open-store.ts';
 import type { Store } from './store/types.ts';
 
@@ -219,13 +221,15 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     limits: new McpLimits(rateLimiter),
     tools: { catalog, answers: catalogAnswers, docs: DocsIndex.fromDirectory(), version: GATEWAY_VERSION },
   });
-  registerOpenApiRoutes(app, GATEWAY_VERSION);
-  registerChatRoute(app, { catalog, config, upstream, routing, runs, metrics, adapters: overrides.adapters ?? defaultAdapters() });
+  registerOpenApiRoutes(app, GATEWAY_VERSION, limitsOf(store.money));
+  const chatAdapters = overrides.adapters ?? defaultAdapters();
+  registerChatRoute(app, { catalog, config, upstream, routing, runs, metrics, adapters: chatAdapters });
+  registerMessagesRoutes(app, { catalog, config, upstream, routing, runs, metrics, adapters: chatAdapters });
   registerEmbeddingsRoute(app, { catalog, config, upstream, routing, runs, adapters: embeddingsAdapters });
   registerJobsRoute(app, { jobs: store.jobs, gate });
-  registerKeyInfoRoute(app, { gate, keys });
+  registerKeyInfoRoute(app, { gate, keys, limits: limitsOf(store.money) });
   registerMediaRoutes(app, { catalog, runs, runner: media, syncWaitMs: config.mediaSyncWaitMs, providerTimeoutMs: config.providerTimeoutMs });
-  registerFineTuningRoutes(app, { catalog, runs, runner: fineTuning, jobs: fineTuningJobs, files });
+  registerFineTuningRoutes(app, { catalog, runs, runner: fineTuning, jobs: fineTuningJobs, files, limits: limitsOf(store.money) });
   const samples = new VoiceSamples({ store: store.uploads, limiter: rateLimiter, publicBaseUrl: config.publicBaseUrl, now: overrides.now ?? Date.now });
   await registerAudioRoutes(app, { catalog, runs, runner: media, samples });
   const uploadSweep = setInterval(() => void samples.sweep().catch((err: unknown) => logger.error({ err }, 'upload sweep failed')), UPLOAD_SWEEP_MS);

@@ -6,6 +6,7 @@ import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
+import type { HoldLimit } from './limits.ts';
 import type { Store } from './types.ts';
 import { PostgresGroupCommit } from './sql/money/postgres-group-commit.ts';
 import { SqliteGroupCommit } from './sql/money/sqlite-group-commit.ts';
@@ -21,10 +22,12 @@ export interface StoreOptions {
   groupCommit?: boolean;
   /** PostgreSQL: money transactions in flight at once (group commit batches what queues meanwhile); default 2. */
   moneySlots?: number;
+  /** The limits the hold checks; default the shipped table (limits.ts). A row beyond it needs its columns (limits.ts says which). */
+  limits?: readonly HoldLimit[];
 }
 
 export async function openStore(databaseUrl: string, options: StoreOptions = {}): Promise<Store> {
-  const store = databaseUrl.startsWith('sqlite:') ? openSqlite(databaseUrl.slice('sqlite:'.length)) : openPostgres(databaseUrl, options);
+  const store = databaseUrl.startsWith('sqlite:') ? openSqlite(databaseUrl.slice('sqlite:'.length), options) : openPostgres(databaseUrl, options);
   try {
     await store.migrate();
   } catch (error) {
@@ -35,7 +38,7 @@ export async function openStore(databaseUrl: string, options: StoreOptions = {})
   return store;
 }
 
-function openSqlite(path: string): Store {
+function openSqlite(path: string, options: StoreOptions): Store {
   const file = path === ':memory:' ? ':memory:' : path;
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const database = new BetterSqlite3(file);
@@ -47,6 +50,7 @@ function openSqlite(path: string): Store {
   const stopCheckpointer = file === ':memory:' ? undefined : startWalCheckpointer(database, file);
   return sqlStore({
     dialect: 'sqlite',
+    limits: options.limits,
     db: new Kysely<Database>({ dialect: new SqliteDialect({ database }), log: counter.tick }),
     money: new SqliteGroupCommit(database, counter.tick),
     counter,
@@ -101,6 +105,7 @@ function openPostgres(url: string, options: StoreOptions): Store {
   const rollup = postgresRollup();
   return sqlStore({
     dialect: 'postgres',
+    limits: options.limits,
     db,
     money: new PostgresGroupCommit(pool, counter.tick, options.groupCommit ?? true, options.moneySlots ?? 2),
     counter,

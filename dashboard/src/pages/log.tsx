@@ -68,7 +68,7 @@ export function LogPage({ params }: { params: URLSearchParams }) {
               <caption>{page.data.data.length === 0 ? 'No requests match.' : `${page.data.data.length} ${page.data.data.length === 1 ? 'request' : 'requests'}, newest first (times in UTC)`}</caption>
               <thead>
                 <tr>
-                  {['Time', 'Account', 'Key', 'Model', 'Status', 'Code', 'Tokens in / out', 'Cache read / written', 'Credits', 'Latency'].map((h) => <th key={h} scope="col">{h}</th>)}
+                  {['Time', 'Account', 'Key', 'Kind', 'Model', 'Status', 'Code', 'Tokens in / out', 'Cache read / written', 'Credits', 'Latency'].map((h) => <th key={h} scope="col">{h}</th>)}
                 </tr>
               </thead>
               <tbody>
@@ -77,6 +77,7 @@ export function LogPage({ params }: { params: URLSearchParams }) {
                     <td><a href={`#/log/${j.id}`} aria-label={`Request of ${when(j.created_at)}`}>{when(j.created_at)}</a></td>
                     <td><a href={`#/accounts/${j.account_id}`}>{names.get(j.account_id) ?? j.account_id.slice(0, 8)}</a></td>
                     <td>{j.key_id === null ? '—' : <a href={`#/log?account_id=${j.account_id}&key_id=${j.key_id}`}>{j.key_name ?? j.key_id}</a>}</td>
+                    <td>{j.kind}</td>
                     <td><a href={`#/log?model=${encodeURIComponent(j.model)}`}>{j.model}</a></td>
                     <td>{j.status}</td>
                     <td>{j.code ?? '—'}</td>

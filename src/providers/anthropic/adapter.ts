@@ -59,7 +59,8 @@ function refusalOf(details: unknown): string | null {
   return typeof explanation === 'string' && explanation !== '' ? explanation : null;
 }
 
-function streamError(body: unknown): GatewayError {
+/** An `event: error` inside a provider_2 stream → our error (5xx-class as upstream_error). */
+export function streamError(body: unknown): GatewayError {
   const error = typeof body === 'object' && body !== null ? (body as Json).error : undefined;
   const type = typeof error === 'object' && error !== null ? (error as Json).type : undefined;
   const message = errorMessageOf(body) ?? 'error';
@@ -119,6 +120,9 @@ export class AnthropicAdapter implements ProviderAdapter {
         case 'message_start': {
           const message = event.message as Json | undefined;
           if (typeof message?.usage === 'object' && message.usage !== null) usage = { ...(message.usage as Json) };
+          // The input, cache reads and writes are exact from here on (what a stream the client closes is billed).
+          const started = anthropicUsage(usage);
+          if (started !== undefined) events.push({ type: 'usage', usage: started });
           return;
         }
         case 'content_block_start': {

@@ -6,8 +6,9 @@ import type { HoldResult, NewHold, Refund, Settlement } from '../../money-contra
 import type { MoneyStore } from '../../types.ts';
 import type { Kysely } from 'kysely';
 import type { Database } from '../tables.ts';
-import { closeMovement, isTrialFailure, type Closed, type Closing } from './close-movement.ts';
-import { holdMovement, leanHoldMovement, NEEDS_FULL_HOLD } from './hold-movement.ts';
+import type { HoldLimit } from '../../limits.ts';
+import { closeMovementFor, isTrialFailure, type Closed, type Closing } from './close-movement.ts';
+import { holdMovements, NEEDS_FULL_HOLD, type HoldMovements } from './hold-movement.ts';
 import type { MoneyEngine } from './movement.ts';
 
 /** At most this many hints of the full hold are kept; then they start again. */
@@ -20,7 +21,14 @@ export class SqlMoney implements MoneyStore {
   /** Key families (or accounts, for runs without a key) whose hold needed the full movement, until when to go straight to it (a hint only). */
   private readonly needsFullHold = new Map<string, number>();
 
-  constructor(private readonly db: Kysely<Database>, private readonly engine: MoneyEngine) {}
+  private readonly holds: HoldMovements;
+  private readonly closeMovement: ReturnType<typeof closeMovementFor>;
+
+  /** `limits`: the table the hold checks (../../limits.ts). */
+  constructor(private readonly db: Kysely<Database>, private readonly engine: MoneyEngine, readonly limits: readonly HoldLimit[]) {
+    this.holds = holdMovements(limits);
+    this.closeMovement = closeMovementFor(limits);
+  }
 
   async hold(hold: NewHold): Promise<HoldResult> {
     let result: HoldResult;
@@ -43,13 +51,13 @@ export class SqlMoney implements MoneyStore {
   private async runHold(hold: NewHold): Promise<HoldResult> {
     const counter = hold.keyFamilyId ?? hold.accountId;
     if (!this.engine.skipsIdleSteps && !((this.needsFullHold.get(counter) ?? 0) > hold.at)) {
-      const lean = await this.engine.run(leanHoldMovement, hold, hold.accountId);
+      const lean = await this.engine.run(this.holds.lean, hold, hold.accountId);
       if (lean !== NEEDS_FULL_HOLD) return lean;
       if (this.needsFullHold.size >= NEEDS_FULL_HOLD_REMEMBERED) this.needsFullHold.clear();
       // A key whose limits are removed, or an account that buys credits, goes lean again after a while.
       this.needsFullHold.set(counter, hold.at + NEEDS_FULL_HOLD_FOR_MS);
     }
-    return this.engine.run(holdMovement, hold, hold.accountId);
+    return this.engine.run(this.holds.full, hold, hold.accountId);
   }
 
   async settle(jobId: string, settlement: Settlement): Promise<number> {
@@ -68,7 +76,7 @@ export class SqlMoney implements MoneyStore {
   /** Closes a job; `lane` is the account it locks first (a job another process held: unknown, so it runs alone). */
   close(closing: Closing, lane = this.accountOfJob.get(closing.jobId)): Promise<Closed> {
     this.accountOfJob.delete(closing.jobId);
-    return this.engine.run(closeMovement, closing, lane);
+    return this.engine.run(this.closeMovement, closing, lane);
   }
 
   /** Finishes what is queued or in flight. */
