@@ -141,6 +141,14 @@ describe('upgrading a database of main before issue 32 (through migration 121) i
       expect(job).toMatchObject({ errorCode: 'upstream_error', errorMessage: null, attempts: null });
       expect(job?.ledger.map((l) => l.kind)).toEqual(['hold', 'refund']);
       expect((await store.usage.statement('acc-old', 5_000_000, 10)).map((l) => [l.entry.kind, l.change, l.balanceAfter])).toEqual([['topup', 5_000_000, 5_000_000]]);
+      // The stacked bars' reads run on this database (and its new model totals, migration 137), hourly and daily, by model and key.
+      const day = 86_400_000;
+      for (const bucket of ['hour', 'day'] as const) {
+        for (const by of ['model', 'key'] as const) {
+          const stacks = await store.usage.usageStacks({ from: Date.now() - 7 * day, to: Date.now(), bucket }, by, ['gpt-test', 'other-name']);
+          expect(stacks, `${bucket} ${by}`).toEqual([]);
+        }
+      }
     } finally {
       await store.close();
     }

@@ -114,7 +114,8 @@ export async function stackRows(db: Kysely<Database>, query: UsageQuery, by: 'mo
   const column = by === 'model' ? 'model' : 'key_id';
   const named = names.length === 0 ? sql`NULL` : sql`CASE WHEN name IN (${sql.join(names)}) THEN name END`;
   const grouped = (source: RawBuilder<unknown>) =>
-    rows<StackRow>(db, sql`SELECT t, ${named} AS name, sum(credits) AS credits, sum(requests) AS requests FROM (${source}) r GROUP BY t, ${named} ORDER BY t`);
+    // By position: PostgreSQL would read the CASE's parameters twice as two expressions.
+    rows<StackRow>(db, sql`SELECT t, ${named} AS name, sum(credits) AS credits, sum(requests) AS requests FROM (${source}) r GROUP BY 1, 2 ORDER BY 1`);
   const pick = (bucket: RawBuilder<unknown>, table: string) => sql`SELECT ${bucket} AS t, ${sql.ref(column)} AS name, credits, requests FROM ${sql.table(table)}`;
   // One key: its hourly rollups, a few rows an hour.
   if (keyId !== undefined) return grouped(sql`${pick(bucketOf('hour', size), 'usage_rollups')} WHERE ${within('hour', from, end, accountId)} AND key_id = ${keyId}`);
