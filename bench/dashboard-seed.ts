@@ -153,6 +153,6 @@ export async function seedPostgres(client: pg.Client, jobs: number, now: number)
   report('usage rolled up (the roller\'s statement)', rolling);
   await client.query(MONTH_COUNTERS, [startOfUtcMonth(now)]);
   // Visibility maps for index-only scans, and statistics; these tables only, not the whole shared database.
-  await client.query('VACUUM ANALYZE accounts, api_keys, notifications, jobs, ledger, usage_pending, usage_rollups, usage_key_hours, usage_key_days, usage_model_days, usage_code_days');
+  await client.query('VACUUM ANALYZE accounts, api_keys, notifications, jobs, ledger, usage_pending, usage_rollups, usage_key_hours, usage_key_days, usage_model_days, usage_model_hours, usage_code_days');
   return SEEDED;
 }

@@ -32,7 +32,7 @@ const BUDGET_MS = 200;
 interface Result { name: string; median_ms: number; max_ms: number; bytes: number; ok: boolean }
 
 /** What the dashboard's pages ask for (dashboard/src/pages), plus the API's widest hourly chart. */
-function paths(now: number, seeded: Seeded, cursor: string): [string, string][] {
+function paths(now: number, seeded: Seeded, cursor: string, jobId: string, statementBefore: number): [string, string][] {
   const iso = (ms: number) => new Date(ms).toISOString();
   // The overview asks for whole hours up to the next one (overview.tsx).
   const to = Math.ceil(now / HOUR) * HOUR;
@@ -52,15 +52,28 @@ function paths(now: number, seeded: Seeded, cursor: string): [string, string][] 
     ['one account, last 7 days (hourly)', usage(7, 'hour', accountId)],
     ['one account, last 30 days (daily)', usage(30, 'day', accountId)],
     ['one key, last 30 days (daily, API)', `/admin/v1/usage?from=${iso(to - 30 * DAY)}&to=${iso(to)}&bucket=day&key_id=${keyId}`],
+    ['overview, last 24 hours, stacked by model', `${usage(1, 'hour')}&stack=model`],
+    ['overview, last 7 days (hourly), stacked by model', `${usage(7, 'hour')}&stack=model`],
+    ['overview, last 7 days (hourly), stacked by key', `${usage(7, 'hour')}&stack=key`],
+    ['overview, last 30 days (daily), stacked by model', `${usage(30, 'day')}&stack=model`],
+    ['overview, last 30 days (daily), stacked by key', `${usage(30, 'day')}&stack=key`],
+    ['one account, last 7 days (hourly), stacked by model', `${usage(7, 'hour', accountId)}&stack=model`],
+    ['one key, last 30 days (daily), stacked by model', `/admin/v1/usage?from=${iso(to - 30 * DAY)}&to=${iso(to)}&bucket=day&key_id=${keyId}&account_id=${accountId}&stack=model`],
     ['accounts, newest 50', '/admin/v1/accounts'],
     ['accounts, search', '/admin/v1/accounts?q=account%204'],
     ['account', `/admin/v1/accounts/${accountId}`],
     ['account keys', `/admin/v1/accounts/${accountId}/keys`],
     ['key usage (day, month)', `/admin/v1/keys/${keyId}/usage`],
     ['account ledger', `/admin/v1/accounts/${accountId}/ledger?limit=20`],
+    ['account statement (running balance)', `/admin/v1/accounts/${accountId}/statement?limit=20`],
+    ['account statement, an older page', `/admin/v1/accounts/${accountId}/statement?limit=20&before=${statementBefore}`],
+    ['request detail (job, attempts, ledger rows)', `/admin/v1/jobs/${jobId}`],
     ['account notifications', `/admin/v1/accounts/${accountId}/notifications`],
     ['account jobs (newest 10)', `/admin/v1/jobs?account_id=${accountId}&limit=10`],
     ['request log, first page', '/admin/v1/jobs?limit=50'],
+    ['request log, last hour', `/admin/v1/jobs?limit=50&from=${iso(now - HOUR)}`],
+    ['request log, one account, chosen dates', `/admin/v1/jobs?limit=50&account_id=${accountId}&from=${date(now - 20 * DAY)}&to=${date(now - 10 * DAY)}`],
+    ['request log, one key, last 24 hours', `/admin/v1/jobs?limit=50&key_id=${keyId}&from=${iso(now - DAY)}`],
     ['request log, next page (cursor)', `/admin/v1/jobs?limit=50&cursor=${cursor}`],
     ['request log, one account', `/admin/v1/jobs?limit=50&account_id=${accountId}`],
     ['request log, one key', `/admin/v1/jobs?limit=50&key_id=${keyId}`],
@@ -72,6 +85,7 @@ function paths(now: number, seeded: Seeded, cursor: string): [string, string][] 
     ['request log, key + model + code', `/admin/v1/jobs?limit=50&key_id=${keyId}&model=gpt-test&code=upstream_error`],
     ['request log CSV, first 500 rows', '/admin/v1/jobs.csv'],
     ['request log CSV, one key and model (all rows)', `/admin/v1/jobs.csv?key_id=${keyId}&model=gpt-test`],
+    ['request log CSV, one key, last 24 hours (all rows)', `/admin/v1/jobs.csv?key_id=${keyId}&from=${iso(now - DAY)}`],
     ['catalog', '/api/v1/models?include_unavailable=true&limit=500'],
   ];
 }
@@ -101,11 +115,23 @@ async function timeAll(label: string, url: string, seeded: Seeded, now: number):
     return text.length;
   };
   const first = await fetch(`${base}/admin/v1/jobs?limit=50`, { headers: { authorization: `Bearer ${TOKEN}` } });
-  const cursor = ((await first.json()) as { next_cursor: string }).next_cursor;
+  const firstPage = (await first.json()) as { next_cursor: string; data: { id: string }[] };
+  const cursor = firstPage.next_cursor;
+  // A request of the middle of the log, and a statement page about halfway down the account's ledger.
+  const middle = await fetch(`${base}/admin/v1/jobs?limit=1&to=${new Date(now - 15 * DAY).toISOString()}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+  const jobId = ((await middle.json()) as { data: { id: string }[] }).data[0]?.id ?? firstPage.data[0]?.id ?? '';
+  // The statement's page about 2,500 movements down (or the last one of a small account).
+  let statementBefore = 0;
+  for (let page = 0; page < 5; page++) {
+    const r = await fetch(`${base}/admin/v1/accounts/${seeded.accountId}/statement?limit=500${statementBefore === 0 ? '' : `&before=${statementBefore}`}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    const body = (await r.json()) as { data: { id: number }[]; next_before: number | null };
+    statementBefore = body.next_before ?? body.data.at(-1)?.id ?? statementBefore;
+    if (body.next_before === null) break;
+  }
   const results: Result[] = [];
   // Other work on the machine inflates every time: the load average says how much there was.
   console.log(`\n${label}, ${JOBS.toLocaleString('en-US')} jobs (load average ${loadavg()[0]?.toFixed(1)})`);
-  for (const [name, path] of paths(now, seeded, cursor)) {
+  for (const [name, path] of paths(now, seeded, cursor, jobId, statementBefore)) {
     const times: number[] = [];
     let bytes = 0;
     for (let i = 0; i < 7; i++) {

@@ -159,12 +159,15 @@ describe('admin CLI', () => {
         const created = JSON.parse(stdout);
         const { stdout: got } = await run(process.execPath, ['--import', 'tsx', 'src/main.ts', 'admin', '--direct', 'accounts', 'get', created.id], { env: directEnv });
         expect(JSON.parse(got).name).toBe('Direct');
+        // accounts list: the admin API's search, by name here.
+        const { stdout: listed } = await run(process.execPath, ['--import', 'tsx', 'src/main.ts', 'admin', '--direct', 'accounts', 'list', '--search', 'direct', '--limit', '5'], { env: directEnv });
+        expect(JSON.parse(listed).data.map((a: { id: string; name: string }) => [a.id, a.name])).toEqual([[created.id, 'Direct']]);
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
     };
     await Promise.all([throughGateway(), direct()]);
-  }, 120_000); // nine CLI processes (at most three at once), each compiling the sources through tsx: slow on a busy machine
+  }, 120_000); // ten CLI processes (at most three at once), each compiling the sources through tsx: slow on a busy machine
 
   it('--direct without DATABASE_URL, where the default database does not exist: exit 2 naming DATABASE_URL, no ./data/gateway.db made', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gw-cli-nodb-'));

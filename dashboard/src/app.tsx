@@ -8,6 +8,7 @@ import { AccountsPage } from './pages/accounts.tsx';
 import { CatalogPage } from './pages/catalog.tsx';
 import { LogPage } from './pages/log.tsx';
 import { OverviewPage } from './pages/overview.tsx';
+import { RequestPage } from './pages/request.tsx';
 import { AuditPage } from './pages/audit.tsx';
 import { endSsoSession, resumeSsoSession, SsoSignIn } from './sso.tsx';
 
@@ -79,7 +80,8 @@ export function App() {
         {page === 'overview' && <OverviewPage params={route.params} />}
         {page === 'accounts' && id === undefined && <AccountsPage params={route.params} />}
         {page === 'accounts' && id !== undefined && <AccountPage id={id} />}
-        {page === 'log' && <LogPage params={route.params} />}
+        {page === 'log' && id === undefined && <LogPage params={route.params} />}
+        {page === 'log' && id !== undefined && <RequestPage id={id} />}
         {page === 'catalog' && <CatalogPage />}
         {page === 'audit' && <AuditPage />}
         {!NAV.some(([p]) => p === page) && <p role="alert">No page here. Choose one above.</p>}

@@ -11,6 +11,8 @@ export interface Account {
   available_credits: number;
   monthly_spending_limit_credits: number | null;
   month_spent_credits?: number;
+  /** The newest request (the accounts list). */
+  last_activity_at?: string | null;
 }
 
 export interface ApiKey {
@@ -29,6 +31,8 @@ export interface ApiKey {
   created_at: string;
   revoked_at: string | null;
   status: 'active' | 'revoked' | 'expired';
+  /** The newest request with it (the keys list of an account). */
+  last_used_at?: string | null;
 }
 
 export type IssuedKey = ApiKey & { key: string };
@@ -47,6 +51,12 @@ export interface LedgerRow {
   kind: string;
   credits: number;
   created_at: string;
+}
+
+export interface StatementPage {
+  balance_credits: number;
+  data: (LedgerRow & { change_credits: number; balance_after_credits: number })[];
+  next_before: number | null;
 }
 
 export interface NotificationRow {
@@ -77,6 +87,28 @@ export interface Job {
   latency_ms: number | null;
 }
 
+export interface JobAttempt {
+  model: string;
+  provider: string;
+  deployment: string;
+  key: number;
+  status: number;
+  code?: string;
+  retry?: string;
+  ms: number;
+}
+
+export interface JobDetail extends Job {
+  held_credits: number;
+  finished_at: string | null;
+  attempts: JobAttempt[] | null;
+  account_name: string | null;
+  provider: string | null;
+  provider_model_id: string | null;
+  error_message: string | null;
+  ledger: LedgerRow[];
+}
+
 export interface JobPage {
   data: Job[];
   next_cursor: string | null;
@@ -100,6 +132,8 @@ export interface Usage {
   errors_by_code: { code: string; requests: number }[];
   top_models: { model: string; requests: number; credits: number }[];
   top_keys: { key_id: string; key_name: string | null; account_id: string; requests: number; credits: number }[];
+  /** With `stack=model|key`: each group's credits and requests per bucket of `series`. */
+  stacks?: { name: string; label: string; credits: number[]; requests: number[] }[];
 }
 
 export interface CatalogModel {

@@ -80,6 +80,11 @@ export function registerBuiltApp(app: FastifyInstance, prefix: string, dir: stri
       .send(index.body);
   };
   app.get(prefix, page); // also with a trailing slash: the server ignores them
+  // The browser's icon (the app's public/favicon.ico), when the build has one.
+  const icon = assets.get('favicon.ico');
+  if (icon !== undefined) {
+    app.get(`${prefix}/favicon.ico`, async (_request, reply) => reply.type(icon.type).header('cache-control', 'public, max-age=86400').send(icon.body));
+  }
   app.get<{ Params: { '*': string } }>(`${prefix}/assets/*`, async (request, reply) => {
     const asset = assets.get(`assets/${request.params['*']}`);
     if (asset === undefined) return reply.code(404).type('text/plain; charset=utf-8').send('Not found');

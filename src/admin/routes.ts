@@ -20,6 +20,7 @@ import { registerAudit } from './audit.ts';
 import { normalEmail } from '../auth/sign-in-links.ts';
 import { registerDashboard } from './dashboard-assets.ts';
 import type { PortalStore } from '../store/portal.ts';
+import { registerActivityRoutes } from './activity-routes.ts';
 import { registerUsageRoutes } from './usage-routes.ts';
 import { accountView, issuedKeyView, keyView, ledgerView, notificationView } from './views.ts';
 
@@ -123,7 +124,10 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
       return accountView(account, 0, limits);
     });
 
-    if (deps.usage !== undefined) registerUsageRoutes(admin, deps.usage, now);
+    if (deps.usage !== undefined) {
+      registerUsageRoutes(admin, deps.usage, now);
+      registerActivityRoutes(admin, deps.usage, store);
+    }
 
     admin.get<{ Params: { id: string } }>('/accounts/:id', async (request) => accountAnswer(request.params.id));
 
@@ -165,7 +169,13 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
     admin.get<{ Params: { id: string } }>('/accounts/:id/keys', async (request) => {
       await requireAccount(request.params.id);
       const t = now();
-      return (await store.keys.listKeys(request.params.id)).map((k) => keyView(k, t, limits));
+      const list = await store.keys.listKeys(request.params.id);
+      // The dashboard's keys list shows when each was last used (the newest request with it).
+      const lastUsed = (await deps.usage?.lastUsed(list.map((k) => k.id))) ?? new Map<string, number>();
+      return list.map((k) => {
+        const used = lastUsed.get(k.id);
+        return { ...keyView(k, t, limits), last_used_at: used === undefined ? null : new Date(used).toISOString() };
+      });
     });
 
     admin.patch<{ Params: { keyId: string } }>('/keys/:keyId', async (request) => patchKeyFromBody(keys, request.params.keyId, request.body, now(), limits));

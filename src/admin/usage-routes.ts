@@ -10,7 +10,8 @@ import { z } from 'zod';
 import { microToCredits } from '../billing/money.ts';
 import { GatewayError } from '../shared/errors.ts';
 import { iso } from '../shared/time.ts';
-import type { JobLogFilter, JobLogRow, UsageStore } from '../store/usage.ts';
+import { startOfUtcMonth } from '../shared/time.ts';
+import type { JobLogFilter, JobLogRow, UsagePoint, UsageStack, UsageStore } from '../store/usage.ts';
 import { accountView } from './views.ts';
 
 const HOUR = 3_600_000;
@@ -28,7 +29,12 @@ const usageQuery = z.strictObject({
   bucket: z.enum(['hour', 'day']).default('hour'),
   account_id: id.optional(),
   key_id: id.optional(),
+  /** Bars stacked by model or key: the answer's `stacks`. */
+  stack: z.enum(['model', 'key']).optional(),
 });
+
+/** How many models or keys a stacked chart shows apart; the rest are one "other" group. */
+const STACKS = 8;
 
 export const jobsQuery = z.strictObject({
   account_id: id.optional(),
@@ -36,6 +42,9 @@ export const jobsQuery = z.strictObject({
   model: id.optional(),
   status: z.enum(['processing', 'succeeded', 'failed', 'canceled']).optional(),
   code: id.optional(),
+  /** Created in [from, to). */
+  from: time.optional(),
+  to: time.optional(),
   cursor: z.string().max(400).optional(),
   limit: z.coerce.number().int().min(1).max(500).default(50),
 });
@@ -56,6 +65,44 @@ function parseQuery<T>(schema: z.ZodType<T>, query: unknown): T {
 
 function invalid(field: string, message: string): GatewayError {
   return new GatewayError('validation_failed', `${field}: ${message}`, { details: { formErrors: [], fieldErrors: { [field]: [message] } } });
+}
+
+const EMPTY_POINT: Omit<UsagePoint, 't'> = { requests: 0, errors: 0, credits: 0, promptTokens: 0, completionTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+
+/** The start of every bucket (whole UTC hours or days) that [from, to) touches. */
+function bucketStarts(from: number, to: number, bucket: 'hour' | 'day'): number[] {
+  const size = bucket === 'hour' ? HOUR : DAY;
+  const starts: number[] = [];
+  for (let t = Math.floor(from / size) * size; t < to; t += size) starts.push(t);
+  return starts;
+}
+
+/** Stacks as the API answers them: each group's credits and requests per bucket of the series (zeros filled), keys named. */
+async function stackViews(stacks: UsageStack[], buckets: number[], keys: UsageStore | undefined) {
+  const names = keys === undefined ? new Map<string, string>() : await keys.keyNames(stacks.map((s) => s.name).filter((n) => n !== ''));
+  return stacks.map((s) => {
+    const at = new Map(s.points.map((p) => [p.t, p]));
+    return {
+      name: s.other === true ? 'other' : s.name,
+      label: s.other === true ? 'Others' : keys === undefined ? s.name : (names.get(s.name) ?? s.name),
+      credits: buckets.map((t) => microToCredits(at.get(t)?.credits ?? 0)),
+      requests: buckets.map((t) => at.get(t)?.requests ?? 0),
+    };
+  });
+}
+
+/** The request log's filter from its query (the admin's and the portal's; the account is the caller's to set). */
+export function jobLogFilter(query: Omit<z.infer<typeof jobsQuery>, 'account_id'>): JobLogFilter {
+  return {
+    keyId: query.key_id,
+    model: query.model,
+    status: query.status,
+    code: query.code,
+    from: query.from,
+    to: query.to,
+    before: query.cursor === undefined ? undefined : decodeCursor(query.cursor),
+    limit: query.limit,
+  };
 }
 
 /** A page cursor is the last row's (created_at, id), opaque to clients. */
@@ -114,7 +161,15 @@ export function registerUsageRoutes(admin: FastifyInstance, usage: UsageStore, n
     const from = query.from ?? to - DAY;
     if (from >= to) throw invalid('from', 'must be before to');
     if (to - from > MAX_RANGE[query.bucket]) throw invalid('bucket', `a range of ${Math.round((to - from) / DAY)} days needs bucket=day`);
-    const report = await usage.usage({ from, to, bucket: query.bucket, accountId: query.account_id, keyId: query.key_id });
+    const range = { from, to, bucket: query.bucket, accountId: query.account_id, keyId: query.key_id };
+    const report = await usage.usage(range);
+    // Stacked: the models or keys the report ranks first, each apart; the rest together.
+    const stackNames = query.stack === 'model' ? report.topModels.map((m) => m.model) : report.topKeys.map((k) => k.keyId);
+    const stacks = query.stack === undefined ? undefined : await usage.usageStacks(range, query.stack, stackNames.slice(0, STACKS));
+    // Every bucket of the range, zeros where nothing ran: the charts' x axis is the range asked for.
+    const buckets = bucketStarts(from, to, query.bucket);
+    const byTime = new Map(report.series.map((p) => [p.t, p]));
+    const series = buckets.map((t) => byTime.get(t) ?? { ...EMPTY_POINT, t });
     const totals = report.series.reduce(
       (t, p) => ({ requests: t.requests + p.requests, errors: t.errors + p.errors, credits: t.credits + p.credits }),
       { requests: 0, errors: 0, credits: 0 },
@@ -124,7 +179,7 @@ export function registerUsageRoutes(admin: FastifyInstance, usage: UsageStore, n
       to: iso(to),
       bucket: query.bucket,
       totals: { requests: totals.requests, errors: totals.errors, credits: microToCredits(totals.credits) },
-      series: report.series.map((p) => ({
+      series: series.map((p) => ({
         t: iso(p.t),
         requests: p.requests,
         errors: p.errors,
@@ -139,20 +194,13 @@ export function registerUsageRoutes(admin: FastifyInstance, usage: UsageStore, n
       top_keys: report.topKeys.map((k) => ({
         key_id: k.keyId, key_name: k.keyName, account_id: k.accountId, requests: k.requests, credits: microToCredits(k.credits),
       })),
+      ...(stacks === undefined ? {} : { stacks: await stackViews(stacks, buckets, query.stack === 'key' ? usage : undefined) }),
     };
   });
 
   const jobFilter = (raw: unknown): JobLogFilter => {
     const query = parseQuery(jobsQuery, raw);
-    return {
-      accountId: query.account_id,
-      keyId: query.key_id,
-      model: query.model,
-      status: query.status,
-      code: query.code,
-      before: query.cursor === undefined ? undefined : decodeCursor(query.cursor),
-      limit: query.limit,
-    };
+    return { ...jobLogFilter(query), accountId: query.account_id };
   };
 
   admin.get('/jobs', async (request) => {
@@ -172,12 +220,8 @@ export function registerUsageRoutes(admin: FastifyInstance, usage: UsageStore, n
 
   admin.get('/accounts', async (request) => {
     const query = parseQuery(accountsQuery, request.query);
-    const accounts = await usage.searchAccounts(query.q, query.limit);
-    // Search results leave this month's spending out: it costs a query per account.
-    return { data: accounts.map((a) => {
-      const { month_spent_credits: _spent, ...view } = accountView(a, 0);
-      return view;
-    }) };
+    const accounts = await usage.searchAccounts(query.q, query.limit, startOfUtcMonth(now()));
+    return { data: accounts.map((a) => ({ ...accountView(a.account, a.monthSpent), last_activity_at: a.lastActivityAt === null ? null : iso(a.lastActivityAt) })) };
   });
 }
 

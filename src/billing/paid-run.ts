@@ -64,6 +64,13 @@ const STOP_ERRORS: Record<StopReason, () => GatewayError> = {
 };
 
 /** How a run closed, for whoever follows it to the end (the provider-call glue's traces). */
+/** Why a run is refunded: a GatewayError, or its parts. */
+export interface RefundReason {
+  code: string;
+  message: string;
+  logCause?: string | undefined;
+}
+
 export type RunClose =
   | { settled: true; usage: UsageUnits; status: Settlement['status'] }
   | { settled: false; errorCode: string; status: Refund['status'] };
@@ -169,11 +176,16 @@ export class PaidRun implements StoppableRun {
     return charged;
   }
 
-  /** Releases the whole hold. Only the first settle or refund counts. */
-  refund(errorCode: string, status: Refund['status'] = 'failed'): Promise<boolean> {
+  /**
+   * Releases the whole hold. Only the first settle or refund counts. `error`: its code, or the error
+   * the client is answered with (its message, and why for the operator, kept on the job record).
+   */
+  refund(error: string | RefundReason, status: Refund['status'] = 'failed'): Promise<boolean> {
     if (this.outcome !== undefined) return Promise.resolve(false);
     this.release();
+    const errorCode = typeof error === 'string' ? error : error.code;
     const closing: Refund = { status, errorCode, at: this.deps.now() };
+    if (typeof error !== 'string') closing.errorMessage = error.logCause === undefined ? error.message : `${error.message} (${error.logCause})`;
     const route = this.routeFacts();
     if (route?.attempts !== undefined) closing.route = { attempts: route.attempts };
     this.closeListener?.({ settled: false, errorCode, status });
@@ -365,7 +377,7 @@ export class PaidRuns {
     try {
       await work(run);
     } catch (thrown) {
-      if (!run.finished) await run.refund(run.errorFor(thrown).code);
+      if (!run.finished) await run.refund(run.errorFor(thrown));
       else this.deps.logger.error({ err: thrown, jobId: run.jobId }, 'paid run failed after its money was settled');
     } finally {
       if (!run.finished) await run.refund('internal_error');

@@ -71,7 +71,7 @@ const UPSTREAM_CODES = new Set(['upstream_error', 'upstream_rate_limited', 'prov
 
 /** A failed run: refunded, its code noted, a provider failure counted against `provider`. */
 export async function refundFailedRun(run: PaidRun, report: RunReport, provider: string, error: GatewayError): Promise<void> {
-  await run.refund(error.code);
+  await run.refund(error);
   noteOutcome(report.res, { code: error.code, ...(error.logCause === undefined ? {} : { cause: error.logCause }) });
   if (UPSTREAM_CODES.has(error.code)) report.metrics.upstreamError(provider, error.code);
 }

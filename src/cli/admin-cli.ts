@@ -20,6 +20,7 @@ export interface AdminCall {
 const limitFlags = (owner: 'account' | 'key', value: string) => limitSettings(HOLD_LIMITS, owner).map((s) => `[--${s.flag} ${value}]`).join(' ');
 
 const USAGE = `Usage: npm run admin -- [--direct] <command>
+  accounts list [--search TEXT] [--limit N]
   accounts create --name NAME [--email E] [--has-purchase] [--no-billing-emails] [--created-at ISO]
   accounts get ACCOUNT_ID
   accounts patch ACCOUNT_ID ${limitFlags('account', 'CREDITS|null')} [--billing-emails true|false]
@@ -84,6 +85,16 @@ export function parseAdminCommand(argv: string[]): AdminCall {
       set('has-purchase', 'has_purchase', bool);
       if (flags.has('no-billing-emails')) body.billing_emails = false;
       return { method: 'POST', path: '/admin/v1/accounts', body };
+    case 'accounts list': {
+      // The admin API's search: newest first, 50 unless --limit (at most 200); --search matches id, name or e-mail.
+      const params = new URLSearchParams();
+      const search = flags.get('search');
+      if (search !== undefined) params.set('q', search);
+      const limit = flags.get('limit');
+      if (limit !== undefined) params.set('limit', String(num(limit)));
+      const q = params.toString();
+      return { method: 'GET', path: `/admin/v1/accounts${q === '' ? '' : `?${q}`}` };
+    }
     case 'accounts get':
       return { method: 'GET', path: `/admin/v1/accounts/${need('ACCOUNT_ID')}` };
     case 'accounts patch':

@@ -136,7 +136,7 @@ export async function runEmbeddings(run: PaidRun, job: QuotedEmbeddings, deps: E
     };
   } catch (thrown) {
     const error = runFailure(run, thrown);
-    await run.refund(error.code);
+    await run.refund(error);
     return { ok: false, error };
   }
 }

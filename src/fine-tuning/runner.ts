@@ -213,7 +213,7 @@ export class FineTuningRunner {
       const why = job.error === null ? 'no reason given' : `${job.error.code}: ${job.error.message}`;
       const code = job.error !== null && /file/i.test(job.error.code) ? 'provider_rejected_input' : 'upstream_error';
       this.deps.logger.info({ jobId: run.jobId, why }, 'fine-tuning job failed at its provider; refunded');
-      await run.refund(code, 'failed');
+      await run.refund({ code, message: `The fine-tuning job failed at its provider: ${why}` }, 'failed');
       return 'refunded';
     }
     const trained = job.trainedTokens ?? 0;
@@ -224,7 +224,7 @@ export class FineTuningRunner {
   }
 
   private async fail(run: PaidRun, error: GatewayError): Promise<GatewayError> {
-    await run.refund(error.code, 'failed');
+    await run.refund(error, 'failed');
     return error;
   }
 

@@ -130,7 +130,7 @@ export class MediaJobRunner {
         // Its process had ended it as refunded (and answered so) and died before the refund applied: refund it, never run it again.
         this.deps.logger.warn({ jobId, code: refunded.code }, 'refunding a media job its gone process had ended as refunded');
         void this.launch(this.deps.runs.resume(jobId, job.held), async (run) => {
-          await run.refund(refunded.code, 'failed');
+          await run.refund(refunded, 'failed');
           return { kind: 'failed', error: refunded, billed: false };
         });
         continue;
@@ -316,7 +316,7 @@ export class MediaJobRunner {
 
   private async fail(run: PaidRun, error: GatewayError): Promise<MediaOutcome> {
     await this.deps.jobs.recordOutcome(run.jobId, { outputs: null, usage: null, errorCode: error.code, errorMessage: error.message }, this.deps.now());
-    await run.refund(error.code, 'failed');
+    await run.refund(error, 'failed');
     return { kind: 'failed', error, billed: false };
   }
 

@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { parseBody } from '../admin/key-requests.ts';
-import { decodeCursor, encodeCursor, jobLogCsv, jobsQuery, jobView } from '../admin/usage-routes.ts';
+import { encodeCursor, jobLogCsv, jobLogFilter, jobsQuery, jobView } from '../admin/usage-routes.ts';
 import { microToCredits } from '../billing/money.ts';
 import { GatewayError } from '../shared/errors.ts';
 import { iso } from '../shared/time.ts';
@@ -61,18 +61,7 @@ export function registerUsageRoutes(app: FastifyInstance, deps: PortalDeps): voi
     };
   });
 
-  const filterOf = (accountId: string, raw: unknown): JobLogFilter => {
-    const q = parseBody(portalJobsQuery, raw);
-    return {
-      accountId,
-      keyId: q.key_id,
-      model: q.model,
-      status: q.status,
-      code: q.code,
-      before: q.cursor === undefined ? undefined : decodeCursor(q.cursor),
-      limit: q.limit,
-    };
-  };
+  const filterOf = (accountId: string, raw: unknown): JobLogFilter => ({ ...jobLogFilter(parseBody(portalJobsQuery, raw)), accountId });
   const requireUsage = (): UsageStore => {
     if (deps.usage === undefined) throw new GatewayError('not_found', 'The request log needs the SQL store.');
     return deps.usage;

@@ -83,6 +83,8 @@ export interface Settlement {
 export interface Refund {
   status: 'failed' | 'canceled';
   errorCode: string;
+  /** What the client was answered (and why, for the operator): the dashboard's request detail. */
+  errorMessage?: string;
   at: number;
   route?: RouteFacts;
 }

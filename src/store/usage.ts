@@ -3,7 +3,7 @@
  * and account search. Kept apart from the money path's Store; times are Unix milliseconds,
  * money integer micro-credits.
  */
-import type { AccountRecord } from './accounts.ts';
+import type { AccountRecord, LedgerEntry } from './accounts.ts';
 import type { JobAttempt, JobStatus } from './money-contract.ts';
 
 export type UsageBucket = 'hour' | 'day';
@@ -29,6 +29,14 @@ export interface UsagePoint {
   cacheWriteTokens: number;
 }
 
+/** The chart's amounts of one group (a model or a key) per bucket: the bars stacked by model or key. */
+export interface UsageStack {
+  /** A model's slug or a key's id; '' with `other` for the rest. */
+  name: string;
+  other?: boolean;
+  points: { t: number; credits: number; requests: number }[];
+}
+
 export interface UsageReport {
   series: UsagePoint[];
   errorsByCode: { code: string; requests: number }[];
@@ -42,6 +50,9 @@ export interface JobLogFilter {
   model?: string;
   status?: JobStatus;
   code?: string;
+  /** Jobs created in [from, to) only. */
+  from?: number;
+  to?: number;
   /** Only jobs created before this (created_at, id), newest first. */
   before?: { createdAt: number; id: string };
   limit: number;
@@ -69,9 +80,46 @@ export interface JobLogRow {
   attempts: JobAttempt[] | null;
 }
 
+/** One job for the request detail view: its log row, what it was answered, and its ledger rows. */
+export interface JobDetail extends JobLogRow {
+  /** What the client was answered when the run failed, and why (migration 135; a media job's own record). */
+  errorMessage: string | null;
+  /** The account's name. */
+  accountName: string | null;
+  ledger: LedgerEntry[];
+}
+
+/** A ledger row that moved the balance, and the balance it left (micro-credits). */
+export interface StatementLine {
+  entry: LedgerEntry;
+  /** Signed: + top-ups and grants, − charges and card refunds. */
+  change: number;
+  balanceAfter: number;
+}
+
+/** An account of the accounts list, with this month's charges and its newest request. */
+export interface AccountActivity {
+  account: AccountRecord;
+  monthSpent: number;
+  lastActivityAt: number | null;
+}
+
 export interface UsageStore {
   usage(query: UsageQuery): Promise<UsageReport>;
+  /** The chart's bars stacked by model or by key: each of `names` (models or key ids) apart, the rest as one `other` group. */
+  usageStacks(query: UsageQuery, by: 'model' | 'key', names: string[]): Promise<UsageStack[]>;
   jobLog(filter: JobLogFilter): Promise<JobLogRow[]>;
-  /** Accounts whose id, name or e-mail contains `q` (all when empty), newest first. */
-  searchAccounts(q: string, limit: number): Promise<AccountRecord[]>;
+  job(id: string): Promise<JobDetail | undefined>;
+  /** Accounts whose id, name or e-mail contains `q` (all when empty), newest first; `monthStart` is this UTC month's. */
+  searchAccounts(q: string, limit: number, monthStart: number): Promise<AccountActivity[]>;
+  /**
+   * The account's statement, newest first: the ledger rows that moved its balance (top-ups, grants,
+   * one charge per billed run, card refunds; holds and refunds move only what is held), each with
+   * the balance it left. `before`: a ledger id, for the next page.
+   */
+  statement(accountId: string, balance: number, limit: number, before?: number): Promise<StatementLine[]>;
+  /** Keys' names by id (unknown ids left out). */
+  keyNames(ids: string[]): Promise<Map<string, string>>;
+  /** Each key's newest request (keys without one are left out). */
+  lastUsed(keyIds: string[]): Promise<Map<string, number>>;
 }

@@ -2,9 +2,12 @@
 import { useState } from 'preact/hooks';
 import { api, query } from '../api.ts';
 import { Failure, Field, Status } from '../components.tsx';
-import { credits } from '../format.ts';
+import { credits, when } from '../format.ts';
 import { navigate, useLoad } from '../hooks.ts';
 import type { Account } from '../types.ts';
+
+const caption = (n: number) =>
+  n === 0 ? 'No accounts match.' : `${n} ${n === 1 ? 'account' : 'accounts'}${n === 50 ? ' (the newest 50; search to narrow)' : ''}`;
 
 export function AccountsPage({ params }: { params: URLSearchParams }) {
   const q = params.get('q') ?? '';
@@ -23,15 +26,21 @@ export function AccountsPage({ params }: { params: URLSearchParams }) {
           {list.data !== undefined && (
             <div class="scroll">
               <table>
-                <caption>{list.data.data.length === 0 ? 'No accounts match.' : `${list.data.data.length} accounts${list.data.data.length === 50 ? ' (the newest 50; search to narrow)' : ''}`}</caption>
-                <thead><tr><th scope="col">Name</th><th scope="col">E-mail</th><th scope="col" class="num">Balance</th><th scope="col" class="num">Available</th></tr></thead>
+                <caption>{caption(list.data.data.length)}</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th><th scope="col">E-mail</th><th scope="col" class="num">Balance</th><th scope="col" class="num">Spent this month</th>
+                    <th scope="col">Last activity</th>
+                  </tr>
+                </thead>
                 <tbody>
                   {list.data.data.map((a) => (
                     <tr key={a.id}>
                       <td><a href={`#/accounts/${a.id}`}>{a.name}</a></td>
-                      <td>{a.email ?? '—'}</td>
+                      <td class="wrap">{a.email ?? '—'}</td>
                       <td class="num">{credits(a.balance_credits)}</td>
-                      <td class="num">{credits(a.available_credits)}</td>
+                      <td class="num">{credits(a.month_spent_credits)}</td>
+                      <td>{a.last_activity_at == null ? 'none yet' : <a href={`#/log?account_id=${a.id}`}>{when(a.last_activity_at)}</a>}</td>
                     </tr>
                   ))}
                 </tbody>

@@ -8,6 +8,9 @@ import type { ApiKey, IssuedKey, KeyUsage } from '../types.ts';
 
 const SCOPES = ['read', 'chat', 'embeddings', 'images', 'video', 'audio', 'jobs', 'fine_tuning', 'all'];
 
+const EXPIRY = [['never', 'Never'], ['30d', 'In 30 days'], ['90d', 'In 90 days'], ['1y', 'In 1 year'], ['date', 'On a date…']] as const;
+const tomorrow = () => new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+
 const limitOrNull = (text: string): number | null => (text.trim() === '' ? null : Number(text));
 
 export function KeysSection({ accountId }: { accountId: string }) {
@@ -66,6 +69,10 @@ function KeyRow({ apiKey: k, onChange, onIssued }: { apiKey: ApiKey; onChange: (
         <strong>{k.name}</strong> <code>{k.key_prefix}…</code> <span class={`badge ${k.status}`}>{k.status}</span>
         <small class="muted"> {k.scopes.join(', ')} · {k.requests_per_minute} rpm · expires {k.expires_at === null ? 'never' : when(k.expires_at)}{k.ip_allowlist.length > 0 ? ` · ${k.ip_allowlist.length} allowed addresses` : ''}</small>
       </div>
+      <p class="key-times">
+        <span>Created {when(k.created_at)}</span> · <span data-testid="last-used">Last used {k.last_used_at == null ? 'never' : when(k.last_used_at)}</span> ·{' '}
+        <a href={`#/log?account_id=${k.account_id}&key_id=${k.id}`}>Requests</a> · <a href={`#/overview?range=30d&account_id=${k.account_id}&key_id=${k.id}`}>Usage</a>
+      </p>
       <Status loading={usage.loading && usage.data === undefined} error={usage.error} />
       {usage.data !== undefined && (
         <div class="bars">
@@ -125,6 +132,7 @@ function NewKey({ accountId, onIssued }: { accountId: string; onIssued: (key: Is
   const [daily, setDaily] = useState('');
   const [monthly, setMonthly] = useState('');
   const [expires, setExpires] = useState('never');
+  const [expiryDate, setExpiryDate] = useState('');
   const [threshold, setThreshold] = useState('0.8');
   const [alerts, setAlerts] = useState(false);
   const action = useAction();
@@ -134,11 +142,13 @@ function NewKey({ accountId, onIssued }: { accountId: string; onIssued: (key: Is
       name, scopes, requests_per_minute: Number(rpm),
       ip_allowlist: allow.split(/[\s,]+/).filter((a) => a !== ''),
       daily_limit_credits: limitOrNull(daily), monthly_limit_credits: limitOrNull(monthly),
-      expires, warning_threshold: Number(threshold), email_alerts: alerts,
+      expires: expires === 'date' ? expiryDate : expires, warning_threshold: Number(threshold), email_alerts: alerts,
     };
     await action.run(async () => {
       onIssued(await api<IssuedKey>(`/admin/v1/accounts/${accountId}/keys`, { method: 'POST', body }));
-      setName('');
+      // The next key starts from the defaults, not this key's limits.
+      setName(''); setScopes(['read', 'chat']); setRpm('600'); setAllow(''); setDaily(''); setMonthly('');
+      setExpires('never'); setExpiryDate(''); setThreshold('0.8'); setAlerts(false);
     });
   };
   const toggle = (scope: string, on: boolean) => setScopes(on ? [...scopes, scope] : scopes.filter((s) => s !== scope));
@@ -154,12 +164,18 @@ function NewKey({ accountId, onIssued }: { accountId: string; onIssued: (key: Is
         <Field label="Requests per minute" hint="60–6000"><input name="rpm" type="number" min="60" max="6000" required value={rpm} onInput={(e) => setRpm(e.currentTarget.value)} /></Field>
         <Field label="Daily limit (credits)" hint="Empty for none."><input name="new_daily_limit" type="number" min="0" step="any" value={daily} onInput={(e) => setDaily(e.currentTarget.value)} /></Field>
         <Field label="Monthly limit (credits)" hint="Empty for none."><input name="new_monthly_limit" type="number" min="0" step="any" value={monthly} onInput={(e) => setMonthly(e.currentTarget.value)} /></Field>
-        <Field label="Expires" hint="never, 30d, 90d, 1y or a date">
-          <input name="expires" list="expiry-choices" value={expires} onInput={(e) => setExpires(e.currentTarget.value)} />
+        <Field label="Expires">
+          <select name="expires" value={expires} onChange={(e) => setExpires(e.currentTarget.value)}>
+            {EXPIRY.map(([value, label]) => <option key={value} value={value}>{label}</option>)}
+          </select>
         </Field>
+        {expires === 'date' && (
+          <Field label="Expiry date (UTC)" hint="The key stops working at the start of this day.">
+            <input name="expiry_date" type="date" required min={tomorrow()} value={expiryDate} onInput={(e) => setExpiryDate(e.currentTarget.value)} />
+          </Field>
+        )}
         <Field label="Warning threshold (0–1)"><input name="threshold" type="number" min="0" max="1" step="0.05" value={threshold} onInput={(e) => setThreshold(e.currentTarget.value)} /></Field>
       </div>
-      <datalist id="expiry-choices"><option value="never" /><option value="30d" /><option value="90d" /><option value="1y" /></datalist>
       <Field label="IP allowlist" hint="Addresses or CIDRs, separated by spaces or commas; empty allows any (at most 50).">
         <textarea name="allowlist" rows={2} value={allow} onInput={(e) => setAllow(e.currentTarget.value)} />
       </Field>

@@ -84,6 +84,8 @@ export interface JobsTable {
   /** JSON of the provider calls (JobAttempt[]); null before migration 115. */
   attempts: string | null;
   error_code: string | null;
+  /** What the client was answered, and why (migration 135); null for a billed run and before 135. */
+  error_message: string | null;
   instance_id: string;
   client_address: string | null;
   counts_key: number;

@@ -98,6 +98,38 @@ async function accountUsage(db: Kysely<Database>, query: UsageQuery, from: numbe
   return { series: seriesRows, codes, models, keys };
 }
 
+/** One group's amounts in one bucket, for the bars stacked by model or key (`name` null: the rest together). */
+export interface StackRow { t: Num; name: string | null; credits: Num; requests: Num }
+
+/**
+ * The stacked bars' rows for the hours starting in [query.from, query.to): per bucket and model
+ * (usage_model_hours, whole days from usage_model_days) or per bucket and key (the key totals),
+ * each of `names` apart and the rest summed as one null group, so the answer is a few rows a bucket.
+ */
+export async function stackRows(db: Kysely<Database>, query: UsageQuery, by: 'model' | 'key', names: string[]): Promise<StackRow[]> {
+  const from = Math.floor(query.from / HOUR) * HOUR;
+  const end = Math.ceil(query.to / HOUR) * HOUR;
+  const size = query.bucket === 'day' ? DAY : HOUR;
+  const { accountId, keyId } = query;
+  const column = by === 'model' ? 'model' : 'key_id';
+  const named = names.length === 0 ? sql`NULL` : sql`CASE WHEN name IN (${sql.join(names)}) THEN name END`;
+  const grouped = (source: RawBuilder<unknown>) =>
+    // By position: PostgreSQL would read the CASE's parameters twice as two expressions.
+    rows<StackRow>(db, sql`SELECT t, ${named} AS name, sum(credits) AS credits, sum(requests) AS requests FROM (${source}) r GROUP BY 1, 2 ORDER BY 1`);
+  const pick = (bucket: RawBuilder<unknown>, table: string) => sql`SELECT ${bucket} AS t, ${sql.ref(column)} AS name, credits, requests FROM ${sql.table(table)}`;
+  // One key: its hourly rollups, a few rows an hour.
+  if (keyId !== undefined) return grouped(sql`${pick(bucketOf('hour', size), 'usage_rollups')} WHERE ${within('hour', from, end, accountId)} AND key_id = ${keyId}`);
+  const hourly = by === 'model' ? 'usage_model_hours' : 'usage_key_hours';
+  if (query.bucket === 'hour') return grouped(sql`${pick(sql.ref('hour'), hourly)} WHERE ${within('hour', from, end, accountId)}`);
+  const anyRows = async (a: number, b: number) =>
+    (await rows(db, sql`SELECT 1 AS one FROM usage_key_hours WHERE ${within('hour', a, b, accountId)} LIMIT 1`)).length > 0;
+  const spans = await daySpans(from, end, anyRows);
+  const daily = by === 'model' ? 'usage_model_days' : 'usage_key_days';
+  return grouped(unionAll(spans.map((s) => s.table === 'daily'
+    ? sql`${pick(sql.ref('day'), daily)} WHERE ${within('day', s.from, s.to, accountId)}`
+    : sql`${pick(bucketOf('hour', DAY), hourly)} WHERE ${within('hour', s.from, s.to, accountId)}`)));
+}
+
 /** The overview's rows for the hours starting in [query.from, query.to). */
 export async function usageRows(db: Kysely<Database>, query: UsageQuery): Promise<UsageRows> {
   const from = Math.floor(query.from / HOUR) * HOUR;

@@ -59,6 +59,8 @@ export const TOTALS: Total[] = [
   { table: 'usage_key_hours', keys: ['hour', 'account_id', 'key_id'], amounts: KEY_AMOUNTS },
   { table: 'usage_key_days', keys: ['day', 'account_id', 'key_id'], amounts: KEY_AMOUNTS },
   { table: 'usage_model_days', keys: ['day', 'account_id', 'model'], amounts: ['requests', 'credits'] },
+  // Migration 137: the overview's bars stacked by model, per hour.
+  { table: 'usage_model_hours', keys: ['hour', 'account_id', 'model'], amounts: ['requests', 'credits'] },
   { table: 'usage_code_days', keys: ['day', 'account_id', 'code'], amounts: ['requests'], where: "code <> ''" },
 ];
 

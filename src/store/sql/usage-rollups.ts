@@ -4,42 +4,11 @@
  * an index chosen by its most selective filter.
  */
 import { type Kysely, sql } from 'kysely';
-import type { AccountRecord, JobAttempt, JobStatus } from '../types.ts';
-import type { JobLogFilter, JobLogRow, UsageQuery, UsageReport, UsageStore } from '../usage.ts';
-import { toAccount } from './account-queries.ts';
-import { usageRows } from './usage-report.ts';
+import type { AccountActivity, JobDetail, JobLogFilter, JobLogRow, StatementLine, UsageQuery, UsageReport, UsageStack, UsageStore } from '../usage.ts';
+import { jobDetail, lastUsed, searchAccounts, statement, toStacks } from './activity-reads.ts';
+import { stackRows, usageRows } from './usage-report.ts';
+import { toLogRow } from './job-log-row.ts';
 import type { Database } from './tables.ts';
-
-interface TokenCounts {
-  prompt: number | null;
-  completion: number | null;
-  cacheRead: number | null;
-  cacheWrite: number | null;
-}
-
-const NO_TOKENS: TokenCounts = { prompt: null, completion: null, cacheRead: null, cacheWrite: null };
-
-/** Token counts from a job's usage JSON (`{"prompt_tokens":…,"completion_tokens":…,"cache_read_tokens":…}`); null where it has none. */
-function tokenCounts(usage: string | null): TokenCounts {
-  if (usage === null) return NO_TOKENS;
-  let units: unknown;
-  try {
-    units = JSON.parse(usage);
-  } catch {
-    return NO_TOKENS;
-  }
-  const count = (field: string): number | null => {
-    const value = typeof units === 'object' && units !== null ? (units as Record<string, unknown>)[field] : undefined;
-    return typeof value === 'number' && Number.isFinite(value) ? value : null;
-  };
-  const writes = [count('cache_write_tokens'), count('cache_write_1h_tokens')].filter((n) => n !== null);
-  return {
-    prompt: count('prompt_tokens'),
-    completion: count('completion_tokens'),
-    cacheRead: count('cache_read_tokens'),
-    cacheWrite: writes.length === 0 ? null : writes.reduce((a, b) => a + b, 0),
-  };
-}
 
 export class SqlUsageStore implements UsageStore {
   /** `rollUp`: moves what is pending into the rollups, so a read sees every closed job. */
@@ -80,6 +49,9 @@ export class SqlUsageStore implements UsageStore {
     // A literal (one of four statuses), so that the planners match the partial index on failed and canceled jobs.
     if (filter.status !== undefined) q = q.where('j.status', '=', sql.lit(filter.status));
     if (filter.code !== undefined) q = q.where('j.error_code', '=', filter.code);
+    // A time range narrows the same index walk: every log index ends in (created_at, id).
+    if (filter.from !== undefined) q = q.where('j.created_at', '>=', filter.from);
+    if (filter.to !== undefined) q = q.where('j.created_at', '<', filter.to);
     const before = filter.before;
     if (before !== undefined) {
       q = q.where((eb) =>
@@ -88,48 +60,31 @@ export class SqlUsageStore implements UsageStore {
     }
     const rows = await q.orderBy('j.created_at', 'desc').orderBy('j.id', 'desc').limit(filter.limit).execute();
     const names = await this.keyNames(rows.map((r) => r.key_id).filter((id): id is string => id !== null));
-    return rows.map((r) => {
-      const tokens = tokenCounts(r.usage);
-      return {
-      id: r.id,
-      accountId: r.account_id,
-      keyId: r.key_id,
-      keyName: r.key_id === null ? null : (names.get(r.key_id) ?? null),
-      kind: r.kind,
-      model: r.model,
-      status: r.status as JobStatus,
-      errorCode: r.error_code,
-      promptTokens: tokens.prompt,
-      completionTokens: tokens.completion,
-      cacheReadTokens: tokens.cacheRead,
-      cacheWriteTokens: tokens.cacheWrite,
-      cost: r.cost === null ? null : Number(r.cost),
-      held: Number(r.held),
-      createdAt: Number(r.created_at),
-      finishedAt: r.finished_at === null ? null : Number(r.finished_at),
-      attempts: r.attempts === null ? null : (JSON.parse(r.attempts) as JobAttempt[]),
-      };
-    });
+    return rows.map((r) => toLogRow(r, names));
   }
 
-  async searchAccounts(q: string, limit: number): Promise<AccountRecord[]> {
-    let query = this.db.selectFrom('accounts').selectAll();
-    const term = q.trim().toLowerCase();
-    if (term !== '') {
-      const like = `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-      query = query.where((eb) =>
-        eb.or([
-          eb('id', '=', q.trim()),
-          eb(sql`lower(name)`, 'like', sql`${like} escape '\\'`),
-          eb(sql`lower(coalesce(email, ''))`, 'like', sql`${like} escape '\\'`),
-        ]),
-      );
-    }
-    const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
-    return rows.map(toAccount);
+  async job(id: string): Promise<JobDetail | undefined> {
+    return jobDetail(this.db, id, (ids) => this.keyNames(ids));
   }
 
-  private async keyNames(ids: string[]): Promise<Map<string, string>> {
+  async usageStacks(query: UsageQuery, by: 'model' | 'key', names: string[]): Promise<UsageStack[]> {
+    await this.rollUp();
+    return toStacks(await stackRows(this.db, query, by, names), names);
+  }
+
+  searchAccounts(q: string, limit: number, monthStart: number): Promise<AccountActivity[]> {
+    return searchAccounts(this.db, q, limit, monthStart);
+  }
+
+  statement(accountId: string, balance: number, limit: number, before?: number): Promise<StatementLine[]> {
+    return statement(this.db, accountId, balance, limit, before);
+  }
+
+  lastUsed(keyIds: string[]): Promise<Map<string, number>> {
+    return lastUsed(this.db, keyIds);
+  }
+
+  async keyNames(ids: string[]): Promise<Map<string, string>> {
     const unique = [...new Set(ids)];
     if (unique.length === 0) return new Map();
     const rows = await this.db.selectFrom('api_keys').select(['id', 'name']).where('id', 'in', unique).execute();

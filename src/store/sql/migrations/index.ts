@@ -20,6 +20,9 @@ import { usagePendingMigration } from './095-usage-pending.ts';
 import { usageCacheTokensMigration } from './096-usage-cache-tokens.ts';
 import { storedResponsesMigration } from './110-stored-responses.ts';
 import { jobAttemptsMigration } from './115-job-attempts.ts';
+import { jobErrorMessageMigration } from './135-job-error-message.ts';
+import { ledgerJobMigration } from './136-ledger-job.ts';
+import { usageModelHoursMigration } from './137-usage-model-hours.ts';
 import { portalMigration } from './120-portal.ts';
 import { paymentsMigration } from './121-payments.ts';
 
@@ -42,6 +45,9 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '115_job_attempts': jobAttemptsMigration,
         '120_portal': portalMigration(dialect),
         '121_payments': paymentsMigration,
+        '135_job_error_message': jobErrorMessageMigration,
+        '136_ledger_job': ledgerJobMigration,
+        '137_usage_model_hours': usageModelHoursMigration(dialect),
       };
     },
   };

@@ -13,6 +13,9 @@ import type { Movement, Row, Step } from './movement.ts';
 /** Refunds that are the gateway's own fault, not the run's. */
 const GATEWAY_FAULTS = new Set(['internal_error', 'model_unavailable']);
 
+/** The longest error message a job keeps (a provider's refusal is passed on at up to 500 characters, plus why). */
+const ERROR_MESSAGE_MAX = 1000;
+
 /**
  * Trial rule "failures in a row": a run refunded as failed counts, unless the gateway caused it; a canceled
  * run (the client left) neither counts nor breaks the series; a billed run ends it.
@@ -39,6 +42,8 @@ export interface Closing {
   usage: UsageUnits | null;
   output: unknown;
   errorCode: string | null;
+  /** The refund's message (the request detail view), at most ERROR_MESSAGE_MAX characters kept. */
+  errorMessage?: string | null;
   at: number;
   /** The model that answered, when it is not the one held (a fallback); null keeps the job's model. */
   model?: string | null;
@@ -64,13 +69,13 @@ export const closeMovementFor = perTable((limits) => buildClose(limits));
 const buildClose = (limits: readonly HoldLimit[]): Movement<Closing, Closed> => ({
   name: 'close',
   params: {
-    job: 'text', status: 'text', cost: 'bigint', usage: 'text', output: 'text', code: 'text', at: 'bigint', month: 'bigint', model: 'text', attempts: 'text',
+    job: 'text', status: 'text', cost: 'bigint', usage: 'text', output: 'text', code: 'text', message: 'text', at: 'bigint', month: 'bigint', model: 'text', attempts: 'text',
     refund: 'integer', failure: 'integer', orphan: 'integer', leaseNow: 'bigint',
   },
   steps: [
     {
       // Only a processing job closes: settle and refund happen once.
-      name: 'j', from: [], sql: `UPDATE jobs SET status = @status, finished_at = @at, error_code = @code, usage = @usage, output = @output,
+      name: 'j', from: [], sql: `UPDATE jobs SET status = @status, finished_at = @at, error_code = @code, error_message = @message, usage = @usage, output = @output,
   model = COALESCE(@model, model), attempts = @attempts,
   cost = CASE WHEN @refund = 1 OR @cost < 0 THEN 0 WHEN @cost > held THEN held ELSE @cost END
 WHERE id = @job AND status = 'processing' AND (@orphan = 0 OR NOT EXISTS (SELECT 1 FROM gateway_instances i
@@ -105,7 +110,8 @@ RETURNING account_id AS j_account, key_id AS j_key, key_family_id AS j_family, h
   flags: [],
   bind: (c) => ({
     job: c.jobId, status: c.status, cost: Math.ceil(c.cost), usage: c.usage === null ? null : JSON.stringify(c.usage),
-    output: c.output === undefined || c.output === null ? null : JSON.stringify(c.output), code: c.errorCode, at: c.at,
+    output: c.output === undefined || c.output === null ? null : JSON.stringify(c.output), code: c.errorCode,
+    message: c.errorMessage === undefined || c.errorMessage === null ? null : c.errorMessage.slice(0, ERROR_MESSAGE_MAX), at: c.at,
     model: c.model ?? null, attempts: c.attempts === undefined || c.attempts === null ? null : JSON.stringify(c.attempts),
     month: startOfUtcMonth(c.at), refund: c.refund ? 1 : 0, failure: c.failure ? 1 : 0,
     orphan: c.ownerLeaseExpiredAt === undefined ? 0 : 1, leaseNow: c.ownerLeaseExpiredAt ?? 0,

@@ -92,5 +92,5 @@ function isUniqueViolation(error: unknown): boolean {
 
 /** A refund as a close (nothing charged, no usage). */
 export function refunded(refund: Refund): Omit<Closing, 'jobId' | 'failure'> {
-  return { refund: true, status: refund.status, cost: 0, usage: null, output: null, errorCode: refund.errorCode, at: refund.at, model: null, attempts: refund.route?.attempts ?? null };
+  return { refund: true, status: refund.status, cost: 0, usage: null, output: null, errorCode: refund.errorCode, errorMessage: refund.errorMessage ?? null, at: refund.at, model: null, attempts: refund.route?.attempts ?? null };
 }
