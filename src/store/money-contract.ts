@@ -8,6 +8,24 @@
 /** What a job is: one per billed route. */
 export type JobKind = 'chat' | 'embeddings' | 'image' | 'video' | 'speech' | 'transcription' | 'fine_tuning';
 
+/**
+ * Whether a run of each kind ends with its request. Such a run may be reserved in memory (docs/money-path.md):
+ * nothing durable until it closes or has run `RECORD_AFTER_MS`. Media and fine-tuning runs outlive their request
+ * (a restarted process adopts them), so they always take the durable hold.
+ */
+export const RUN_ENDS_WITH_REQUEST: Readonly<Record<JobKind, boolean>> = {
+  chat: true,
+  embeddings: true,
+  image: false,
+  video: false,
+  speech: false,
+  transcription: false,
+  fine_tuning: false,
+};
+
+/** A run reserved in memory and still in flight this long after its hold is recorded as a durable hold. */
+export const RECORD_AFTER_MS = 250;
+
 /** A job's life: processing (held, running) → succeeded | failed | canceled. */
 export type JobStatus = 'processing' | 'succeeded' | 'failed' | 'canceled';
 
@@ -52,6 +70,11 @@ export interface NewHold {
   clientAddress: string | null;
   /** False for fine-tuning: its runs never count toward a key's credit limits. */
   countsTowardKeyLimits: boolean;
+  /**
+   * Set by the paid-run core for a run that ends with its request: the store may reserve it in memory and
+   * record it as a durable hold only if it is still in flight after this many ms. Unset: the durable hold.
+   */
+  recordAfterMs?: number;
 }
 
 /**

@@ -5,8 +5,18 @@ import type { AccountPatch, AccountRecord, AccountStore, LedgerEntry, LedgerKind
 import { startOfUtcMonth } from '../../shared/time.ts';
 import type { AccountsTable, Database } from './tables.ts';
 
+/** The money engine's runs reserved in memory (SQLite): an account read records them first, so it sees what is durable. */
+export interface InMemoryRuns {
+  /** Micro-credits still held in memory for the account (reserved since the recording). */
+  heldOf(accountId: string): number;
+  /** Records the account's runs reserved in memory as durable holds, and waits for the commit. */
+  recordAccount(accountId: string): Promise<void>;
+}
+
+const NO_RUNS: InMemoryRuns = { heldOf: () => 0, recordAccount: async () => undefined };
+
 export class SqlAccounts implements AccountStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(private readonly db: Kysely<Database>, private readonly inMemory: InMemoryRuns = NO_RUNS) {}
 
   async createAccount(input: NewAccount): Promise<AccountRecord> {
     const row: AccountsTable = {
@@ -33,8 +43,14 @@ export class SqlAccounts implements AccountStore {
   }
 
   async getAccount(id: string): Promise<AccountRecord | undefined> {
+    await this.inMemory.recordAccount(id);
     const row = await this.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
-    return row === undefined ? undefined : toAccount(row);
+    return row === undefined ? undefined : this.withReserved(toAccount(row));
+  }
+
+  private withReserved(account: AccountRecord): AccountRecord {
+    const reserved = this.inMemory.heldOf(account.id);
+    return reserved === 0 ? account : { ...account, held: account.held + reserved };
   }
 
   async updateAccount(id: string, patch: AccountPatch): Promise<AccountRecord | undefined> {
@@ -61,7 +77,7 @@ export class SqlAccounts implements AccountStore {
         .insertInto('ledger')
         .values({ account_id: accountId, key_id: null, key_family_id: null, job_id: null, kind, amount, created_at: at })
         .execute();
-      return toAccount(updated);
+      return this.withReserved(toAccount(updated));
     });
   }
 
@@ -87,6 +103,7 @@ export class SqlAccounts implements AccountStore {
   }
 
   async listLedger(accountId: string, limit: number): Promise<LedgerEntry[]> {
+    await this.inMemory.recordAccount(accountId);
     const rows = await this.db
       .selectFrom('ledger')
       .selectAll()

@@ -39,11 +39,11 @@ const verdictWith = (refusal: string) => `SELECT a_balance, a_held, a_limit, a_m
   CASE WHEN f_daily_limit IS NOT NULL OR f_monthly_limit IS NOT NULL THEN 1 ELSE 0 END AS v_limited,
   CASE WHEN f_alerts = 1 AND a_billing = 1 AND a_email IS NOT NULL THEN 1 ELSE 0 END AS v_mail
 FROM (
-  SELECT a.balance AS a_balance, a.held AS a_held, a.has_purchase AS a_purchase, a.created_at AS a_created,
+  SELECT a.balance AS a_balance, a.held + @reserved AS a_held, a.has_purchase AS a_purchase, a.created_at AS a_created,
     a.monthly_spending_limit AS a_limit, a.billing_emails AS a_billing, a.email AS a_email, a.trial_runs AS a_runs,
     a.trial_failures AS a_failures, CASE WHEN a.month_start >= @month THEN a.month_settled ELSE 0 END AS a_month_settled,
-    CASE WHEN f.day_start >= @day THEN f.day_used ELSE 0 END AS f_day_used,
-    CASE WHEN f.month_start >= @month THEN f.month_used ELSE 0 END AS f_month_used,
+    CASE WHEN f.day_start >= @day THEN f.day_used ELSE 0 END + @reservedUse AS f_day_used,
+    CASE WHEN f.month_start >= @month THEN f.month_used ELSE 0 END + @reservedUse AS f_month_used,
     CASE WHEN @counts = 1 THEN k.daily_limit END AS f_daily_limit, CASE WHEN @counts = 1 THEN k.monthly_limit END AS f_monthly_limit,
     k.warning_threshold AS f_threshold, k.email_alerts AS f_alerts, @counts AS v_counts
   FROM accounts a JOIN key_families f ON f.family_id = @counter LEFT JOIN api_keys k ON k.id = @key
@@ -88,18 +88,30 @@ month_start = CASE WHEN month_start >= @month THEN month_start ELSE @month END
   },
 ];
 
-const HOLD_PARAMS: Movement<NewHold, HoldResult>['params'] = {
+const HOLD_PARAMS: Movement<HoldInput, HoldResult>['params'] = {
   job: 'text', account: 'text', key: 'text', family: 'text', counter: 'text', kind: 'text', model: 'text', amount: 'bigint', at: 'bigint',
   instance: 'text', address: 'text', counts: 'integer', day: 'bigint', month: 'bigint', since: 'bigint', bornAfter: 'bigint', stamp: 'text',
+  reserved: 'bigint', reservedUse: 'bigint',
 };
 
-const bindHold = (h: NewHold): Params => ({
+/**
+ * A hold as the movements take it: on SQLite, what this process reserves in memory (Reservations) is added to the
+ * account's `held` and the family's usage, read when the verdict's statement binds, so it counts every reservation
+ * made before it runs.
+ */
+export interface HoldInput extends NewHold {
+  reserved?: number | (() => number);
+  reservedUse?: number | (() => number);
+}
+
+const bindHold = (h: HoldInput): Params => ({
   job: h.jobId, account: h.accountId, key: h.keyId, family: h.keyFamilyId, counter: h.keyFamilyId ?? h.accountId, kind: h.kind, model: h.model,
   amount: h.amount, at: h.at, instance: h.instanceId, address: h.clientAddress, counts: h.countsTowardKeyLimits && h.keyFamilyId !== null ? 1 : 0,
   day: startOfUtcDay(h.at), month: startOfUtcMonth(h.at), since: h.at - DAY_MS, bornAfter: h.at - T.minAccountAgeMs, stamp: runStamp(h.at),
+  reserved: h.reserved ?? 0, reservedUse: h.reservedUse ?? 0,
 });
 
-export const holdMovement: Movement<NewHold, HoldResult> = {
+export const holdMovement: Movement<HoldInput, HoldResult> = {
   name: 'hold',
   params: HOLD_PARAMS,
   steps: [
@@ -132,7 +144,7 @@ SELECT :n_id, @account, 'pending', 0, @at, @at {from} WHERE {when}`,
   read: holdAnswer,
 };
 
-function holdAnswer({ row, flags }: Outcome): HoldResult {
+export function holdAnswer({ row, flags }: Outcome): HoldResult {
   if (row === undefined) return { ok: false, reason: 'insufficient_credits', available: 0 };
   if (flags.reserve === true) return { ok: true };
   const n = (column: string) => Number(row[column] ?? 0);
@@ -165,7 +177,7 @@ export const NEEDS_FULL_HOLD = 'needs_full_hold';
  * CTE of a statement whether it writes or not, and these cost it about 100 µs of CPU per hold here. The verdict decides in the same locked read whether the case applies; when it does not, nothing
  * is written and the answer says so: the caller then runs the full hold, which checks everything again.
  */
-export const leanHoldMovement: Movement<NewHold, HoldResult | typeof NEEDS_FULL_HOLD> = {
+export const leanHoldMovement: Movement<HoldInput, HoldResult | typeof NEEDS_FULL_HOLD> = {
   name: 'hold_lean',
   params: HOLD_PARAMS,
   steps: [
@@ -177,4 +189,18 @@ export const leanHoldMovement: Movement<NewHold, HoldResult | typeof NEEDS_FULL_
   flags: ['reserve'],
   bind: bindHold,
   read: (outcome) => (outcome.row?.v_refusal === NEEDS_FULL_HOLD ? NEEDS_FULL_HOLD : holdAnswer(outcome)),
+};
+
+/**
+ * The durable hold's verdict alone, written nowhere: the in-memory admission (SQLite) reads it synchronously with
+ * this process's reservations added, and reserves in memory when it passes.
+ */
+export const holdVerdict: Movement<HoldInput, Outcome> = {
+  name: 'hold_verdict',
+  params: HOLD_PARAMS,
+  steps: [{ name: 'v', from: [], sql: verdict }],
+  answer: 'v',
+  flags: [],
+  bind: bindHold,
+  read: (outcome) => outcome,
 };
