@@ -58,6 +58,7 @@ import { MediaJobRunner } from './media/job-runner.ts';
 import { registerMediaRoutes } from './media/routes.ts';
 import { PredictionsClient } from './providers/predictions/client.ts';
 import { OpenAiFineTuningClient } from './providers/provider-1/fine-tuning.ts';
+import { limitsOf } from './store/limits.ts';
 import { openStore } from './store/open-store.ts';
 import type { Store } from './store/types.ts';
 
@@ -219,13 +220,13 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     limits: new McpLimits(rateLimiter),
     tools: { catalog, answers: catalogAnswers, docs: DocsIndex.fromDirectory(), version: GATEWAY_VERSION },
   });
-  registerOpenApiRoutes(app, GATEWAY_VERSION);
+  registerOpenApiRoutes(app, GATEWAY_VERSION, limitsOf(store.money));
   registerChatRoute(app, { catalog, config, upstream, routing, runs, metrics, adapters: overrides.adapters ?? defaultAdapters() });
   registerEmbeddingsRoute(app, { catalog, config, upstream, routing, runs, adapters: embeddingsAdapters });
   registerJobsRoute(app, { jobs: store.jobs, gate });
-  registerKeyInfoRoute(app, { gate, keys });
+  registerKeyInfoRoute(app, { gate, keys, limits: limitsOf(store.money) });
   registerMediaRoutes(app, { catalog, runs, runner: media, syncWaitMs: config.mediaSyncWaitMs, providerTimeoutMs: config.providerTimeoutMs });
-  registerFineTuningRoutes(app, { catalog, runs, runner: fineTuning, jobs: fineTuningJobs, files });
+  registerFineTuningRoutes(app, { catalog, runs, runner: fineTuning, jobs: fineTuningJobs, files, limits: limitsOf(store.money) });
   const samples = new VoiceSamples({ store: store.uploads, limiter: rateLimiter, publicBaseUrl: config.publicBaseUrl, now: overrides.now ?? Date.now });
   await registerAudioRoutes(app, { catalog, runs, runner: media, samples });
   const uploadSweep = setInterval(() => void samples.sweep().catch((err: unknown) => logger.error({ err }, 'upload sweep failed')), UPLOAD_SWEEP_MS);

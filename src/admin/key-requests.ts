@@ -3,43 +3,51 @@
  * and the customer portal: the same fields, defaults, checks and answers through either door.
  */
 import { z } from 'zod';
-import { creditsToMicro } from '../billing/money.ts';
 import { parseAddressList } from '../gate/address-match.ts';
 import { type KeyService, parseExpiry } from '../keys/key-service.ts';
 import { GatewayError } from '../shared/errors.ts';
 import { DEFAULT_SCOPES, SCOPES } from '../shared/scopes.ts';
+import { HOLD_LIMITS, perTable, type HoldLimit } from '../store/limits.ts';
 import type { ApiKeyRecord } from '../store/types.ts';
+import { limitBodyFields, limitPatch } from './limit-fields.ts';
 import { issuedKeyView, keyView } from './views.ts';
 
-const credits = z.number().finite().nonnegative().max(1e12);
-export const limitCredits = credits.nullable().optional();
+export { limitCredits, microOrNull } from './limit-fields.ts';
 
-export const newKeyBody = z.strictObject({
-  name: z.string().trim().min(1).max(200),
-  scopes: z.array(z.enum(SCOPES)).min(1).default([...DEFAULT_SCOPES]),
-  requests_per_minute: z.number().int().min(60).max(6000).default(600),
-  ip_allowlist: z
-    .array(z.string())
-    .max(50)
-    .default([])
-    .superRefine((entries, ctx) => {
-      const parsed = parseAddressList(entries);
-      if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.error });
-    }),
-  daily_limit_credits: limitCredits,
-  monthly_limit_credits: limitCredits,
-  expires: z.string().default('never'),
-  warning_threshold: z.number().min(0).max(1).default(0.8),
-  email_alerts: z.boolean().default(false),
-});
+/** The key bodies with the key limits of a limit table (src/store/limits.ts). */
+function buildKeyBodies(limits: readonly HoldLimit[]) {
+  const limitFields = limitBodyFields(limits, 'key');
+  const newKey = z.strictObject({
+    name: z.string().trim().min(1).max(200),
+    scopes: z.array(z.enum(SCOPES)).min(1).default([...DEFAULT_SCOPES]),
+    requests_per_minute: z.number().int().min(60).max(6000).default(600),
+    ip_allowlist: z
+      .array(z.string())
+      .max(50)
+      .default([])
+      .superRefine((entries, ctx) => {
+        const parsed = parseAddressList(entries);
+        if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.error });
+      }),
+    ...limitFields,
+    expires: z.string().default('never'),
+    warning_threshold: z.number().min(0).max(1).default(0.8),
+    email_alerts: z.boolean().default(false),
+  });
 
-export const patchKeyBody = z.strictObject({
-  name: z.string().trim().min(1).max(200).optional(),
-  daily_limit_credits: limitCredits,
-  monthly_limit_credits: limitCredits,
-  warning_threshold: z.number().min(0).max(1).optional(),
-  email_alerts: z.boolean().optional(),
-});
+  const patchKey = z.strictObject({
+    name: z.string().trim().min(1).max(200).optional(),
+    ...limitFields,
+    warning_threshold: z.number().min(0).max(1).optional(),
+    email_alerts: z.boolean().optional(),
+  });
+  return { newKey, patchKey };
+}
+
+/** The bodies of key creation and edits for these limits (built once per table). */
+export const keyBodiesFor = perTable(buildKeyBodies);
+
+export const { newKey: newKeyBody, patchKey: patchKeyBody } = keyBodiesFor(HOLD_LIMITS);
 
 /** Fields fixed at creation: a clear 400 instead of zod's generic "unrecognized key". */
 const FIXED_KEY_FIELDS = ['scopes', 'requests_per_minute', 'ip_allowlist', 'expires'] as const;
@@ -56,12 +64,9 @@ export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
   });
 }
 
-/** Decimal credits → micro-credits, keeping undefined (not sent) and null (no limit) apart. */
-export const microOrNull = (value: number | null | undefined) => (value === undefined ? undefined : value === null ? null : creditsToMicro(value));
-
 /** Creates a key of `accountId` from a request body; the answer carries the secret, once. */
-export async function createKeyFromBody(keys: KeyService, accountId: string, rawBody: unknown, now: number) {
-  const body = parseBody(newKeyBody, rawBody);
+export async function createKeyFromBody(keys: KeyService, accountId: string, rawBody: unknown, now: number, limits: readonly HoldLimit[] = HOLD_LIMITS) {
+  const body = parseBody(keyBodiesFor(limits).newKey, rawBody);
   const expiry = parseExpiry(body.expires, now);
   if (!expiry.ok) {
     throw new GatewayError('validation_failed', `expires: ${expiry.error}`, {
@@ -73,17 +78,17 @@ export async function createKeyFromBody(keys: KeyService, accountId: string, raw
     scopes: [...new Set(body.scopes)],
     requestsPerMinute: body.requests_per_minute,
     ipAllowlist: body.ip_allowlist.map((e) => e.trim()),
-    dailyLimit: microOrNull(body.daily_limit_credits) ?? null,
-    monthlyLimit: microOrNull(body.monthly_limit_credits) ?? null,
+    // A limit not sent is none.
+    ...(Object.fromEntries(Object.entries(limitPatch(limits, 'key', body)).map(([field, value]) => [field, value ?? null])) as Pick<ApiKeyRecord, 'dailyLimit' | 'monthlyLimit'>),
     expiresAt: expiry.expiresAt,
     warningThreshold: body.warning_threshold,
     emailAlerts: body.email_alerts,
   });
-  return issuedKeyView(issued.record, issued.secret, now);
+  return issuedKeyView(issued.record, issued.secret, now, limits);
 }
 
 /** Edits a key's name, limits, threshold and alerts; scopes, rate and allowlist are fixed at creation (400). */
-export async function patchKeyFromBody(keys: KeyService, keyId: string, rawBody: unknown, now: number) {
+export async function patchKeyFromBody(keys: KeyService, keyId: string, rawBody: unknown, now: number, limits: readonly HoldLimit[] = HOLD_LIMITS) {
   const raw = (rawBody ?? {}) as Record<string, unknown>;
   const fixed = FIXED_KEY_FIELDS.filter((f) => typeof raw === 'object' && raw !== null && f in raw);
   if (fixed.length > 0) {
@@ -92,13 +97,12 @@ export async function patchKeyFromBody(keys: KeyService, keyId: string, rawBody:
       details: { formErrors: [], fieldErrors: Object.fromEntries(fixed.map((f) => [f, ['fixed at creation']])) },
     });
   }
-  const body = parseBody(patchKeyBody, rawBody);
+  const body = parseBody(keyBodiesFor(limits).patchKey, rawBody);
   const updated: ApiKeyRecord = await keys.update(keyId, {
     name: body.name,
-    dailyLimit: microOrNull(body.daily_limit_credits),
-    monthlyLimit: microOrNull(body.monthly_limit_credits),
+    ...limitPatch(limits, 'key', body),
     warningThreshold: body.warning_threshold,
     emailAlerts: body.email_alerts,
   });
-  return keyView(updated, now);
+  return keyView(updated, now, limits);
 }

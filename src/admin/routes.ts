@@ -6,10 +6,12 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { creditsToMicro, microToCredits } from '../billing/money.ts';
-import { createKeyFromBody, microOrNull, patchKeyFromBody, newKeyBody, parseBody, patchKeyBody } from './key-requests.ts';
+import { createKeyFromBody, patchKeyFromBody, newKeyBody, parseBody, patchKeyBody } from './key-requests.ts';
+import { limitBodyFields, limitPatch } from './limit-fields.ts';
 import { slowestMediaPartMs } from '../chat/media/media-hold.ts';
 import { GatewayError } from '../shared/errors.ts';
 import type { KeyService } from '../keys/key-service.ts';
+import { HOLD_LIMITS, limitsOf, perTable } from '../store/limits.ts';
 import type { Store } from '../store/types.ts';
 import { startOfUtcMonth } from '../shared/time.ts';
 import type { UsageStore } from '../store/usage.ts';
@@ -35,8 +37,6 @@ export interface AdminDeps {
   now?: () => number;
 }
 
-const limitCredits = z.number().finite().nonnegative().max(1e12).nullable().optional();
-
 export const newAccountBody = z.strictObject({
   name: z.string().trim().min(1).max(200),
   email: z.email().nullable().optional(),
@@ -45,10 +45,13 @@ export const newAccountBody = z.strictObject({
   billing_emails: z.boolean().default(true),
 });
 
-export const patchAccountBody = z.strictObject({
-  monthly_spending_limit_credits: limitCredits,
+/** An account's edits: its limits of the limit table (src/store/limits.ts) and its e-mail switch (built once per table). */
+export const accountPatchBodyFor = perTable((limits) => z.strictObject({
+  ...limitBodyFields(limits, 'account'),
   billing_emails: z.boolean().optional(),
-});
+}));
+
+export const patchAccountBody = accountPatchBodyFor(HOLD_LIMITS);
 
 export const addCreditsBody = z.strictObject({
   credits: z.number().finite().positive().max(1e12),
@@ -60,6 +63,7 @@ export { newKeyBody, patchKeyBody };
 export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): Promise<void> {
   const { store, keys } = deps;
   const now = deps.now ?? Date.now;
+  const limits = limitsOf(store.money);
   // The dashboard's page and assets are public; everything it shows comes from /admin/v1 with the token.
   registerDashboard(app, deps.dashboardDir);
   registerAdminSignIn(app, deps.access);
@@ -78,7 +82,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
     };
     const accountAnswer = async (id: string) => {
       const account = await requireAccount(id);
-      return accountView(account, await store.accounts.accountSpentSince(id, startOfUtcMonth(now())));
+      return accountView(account, await store.accounts.accountSpentSince(id, startOfUtcMonth(now())), limits);
     };
 
     // Process health for operators and the benchmark: memory and event-loop delay since the last reset.
@@ -116,7 +120,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
         await deps.portal?.addMember({ accountId: account.id, email: normalEmail(account.email), role: 'owner', createdAt: account.createdAt, invitedBy: null });
       }
       reply.code(201);
-      return accountView(account, 0);
+      return accountView(account, 0, limits);
     });
 
     if (deps.usage !== undefined) registerUsageRoutes(admin, deps.usage, now);
@@ -124,12 +128,9 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
     admin.get<{ Params: { id: string } }>('/accounts/:id', async (request) => accountAnswer(request.params.id));
 
     admin.patch<{ Params: { id: string } }>('/accounts/:id', async (request) => {
-      const body = parseBody(patchAccountBody, request.body);
+      const body = parseBody(accountPatchBodyFor(limits), request.body);
       await requireAccount(request.params.id);
-      await store.accounts.updateAccount(request.params.id, {
-        monthlySpendingLimit: microOrNull(body.monthly_spending_limit_credits),
-        billingEmails: body.billing_emails,
-      });
+      await store.accounts.updateAccount(request.params.id, { ...limitPatch(limits, 'account', body), billingEmails: body.billing_emails });
       return accountAnswer(request.params.id);
     });
 
@@ -156,7 +157,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
 
     admin.post<{ Params: { id: string } }>('/accounts/:id/keys', async (request, reply) => {
       await requireAccount(request.params.id);
-      const issued = await createKeyFromBody(keys, request.params.id, request.body, now());
+      const issued = await createKeyFromBody(keys, request.params.id, request.body, now(), limits);
       reply.code(201);
       return issued;
     });
@@ -164,17 +165,17 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
     admin.get<{ Params: { id: string } }>('/accounts/:id/keys', async (request) => {
       await requireAccount(request.params.id);
       const t = now();
-      return (await store.keys.listKeys(request.params.id)).map((k) => keyView(k, t));
+      return (await store.keys.listKeys(request.params.id)).map((k) => keyView(k, t, limits));
     });
 
-    admin.patch<{ Params: { keyId: string } }>('/keys/:keyId', async (request) => patchKeyFromBody(keys, request.params.keyId, request.body, now()));
+    admin.patch<{ Params: { keyId: string } }>('/keys/:keyId', async (request) => patchKeyFromBody(keys, request.params.keyId, request.body, now(), limits));
 
-    admin.post<{ Params: { keyId: string } }>('/keys/:keyId/revoke', async (request) => keyView(await keys.revoke(request.params.keyId), now()));
+    admin.post<{ Params: { keyId: string } }>('/keys/:keyId/revoke', async (request) => keyView(await keys.revoke(request.params.keyId), now(), limits));
 
     admin.post<{ Params: { keyId: string } }>('/keys/:keyId/rotate', async (request, reply) => {
       const issued = await keys.rotate(request.params.keyId);
       reply.code(201);
-      return issuedKeyView(issued.record, issued.secret, now());
+      return issuedKeyView(issued.record, issued.secret, now(), limits);
     });
 
     admin.get<{ Params: { keyId: string } }>('/keys/:keyId/usage', async (request) => {

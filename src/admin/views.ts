@@ -1,9 +1,12 @@
 /** JSON shapes of the admin API (DECISIONS.md): decimal credits, ISO times. */
 import { microToCredits } from '../billing/money.ts';
 import { iso } from '../shared/time.ts';
+import { HOLD_LIMITS, type HoldLimit } from '../store/limits.ts';
 import type { AccountRecord, ApiKeyRecord, LedgerEntry, NotificationRecord } from '../store/types.ts';
+import { limitView } from './limit-fields.ts';
 
-export function accountView(account: AccountRecord, monthSpent: number) {
+/** `limits`: the limit table whose settings the answer shows (src/store/limits.ts). */
+export function accountView(account: AccountRecord, monthSpent: number, limits: readonly HoldLimit[] = HOLD_LIMITS) {
   return {
     id: account.id,
     name: account.name,
@@ -14,12 +17,12 @@ export function accountView(account: AccountRecord, monthSpent: number) {
     balance_credits: microToCredits(account.balance),
     held_credits: microToCredits(account.held),
     available_credits: microToCredits(account.balance - account.held),
-    monthly_spending_limit_credits: account.monthlySpendingLimit === null ? null : microToCredits(account.monthlySpendingLimit),
+    ...limitView(limits, 'account', account),
     month_spent_credits: microToCredits(monthSpent),
   };
 }
 
-export function keyView(key: ApiKeyRecord, now: number) {
+export function keyView(key: ApiKeyRecord, now: number, limits: readonly HoldLimit[] = HOLD_LIMITS) {
   return {
     id: key.id,
     account_id: key.accountId,
@@ -28,8 +31,7 @@ export function keyView(key: ApiKeyRecord, now: number) {
     scopes: key.scopes,
     requests_per_minute: key.requestsPerMinute,
     ip_allowlist: key.ipAllowlist,
-    daily_limit_credits: key.dailyLimit === null ? null : microToCredits(key.dailyLimit),
-    monthly_limit_credits: key.monthlyLimit === null ? null : microToCredits(key.monthlyLimit),
+    ...limitView(limits, 'key', key),
     expires_at: key.expiresAt === null ? null : iso(key.expiresAt),
     warning_threshold: key.warningThreshold,
     email_alerts: key.emailAlerts,
@@ -40,8 +42,8 @@ export function keyView(key: ApiKeyRecord, now: number) {
 }
 
 /** The one answer that carries the full secret (creation and rotation). */
-export function issuedKeyView(key: ApiKeyRecord, secret: string, now: number) {
-  const { id, ...rest } = keyView(key, now);
+export function issuedKeyView(key: ApiKeyRecord, secret: string, now: number, limits: readonly HoldLimit[] = HOLD_LIMITS) {
+  const { id, ...rest } = keyView(key, now, limits);
   return { id, key: secret, ...rest };
 }
 

@@ -95,6 +95,7 @@ export class OrphanRecovery {
 /** The money path with this process's lease made sure of before each hold. */
 export function holdsUnderLease(money: MoneyStore, recovery: OrphanRecovery): MoneyStore {
   return {
+    limits: money.limits,
     hold: async (hold) => {
       await recovery.ensureLease();
       return money.hold(hold);

@@ -11,6 +11,7 @@ import { GatewayError, internalError, invalidApiKey } from '../shared/errors.ts'
 import { NO_RUN_METRICS, type RunMetrics } from '../shared/run-metrics.ts';
 import { RECORD_AFTER_MS, RUN_ENDS_WITH_REQUEST, type HoldResult, type JobAttempt, type JobKind, type MoneyStore, type NewHold, type Refund, type RouteFacts, type Settlement, type UsageUnits } from '../store/money-contract.ts';
 import type { ApiKeyRecord } from '../store/types.ts';
+import { limitsOf } from '../store/limits.ts';
 import { refusalError, type RefusalCodes } from './hold-refusal.ts';
 import type { InFlightRuns, StopReason, StoppableRun } from './in-flight.ts';
 
@@ -347,7 +348,7 @@ export class PaidRuns {
       void refundUncertainHold(this.deps, hold.jobId);
       throw failure;
     }
-    if (!result.ok) throw refusalError(result, request.quote, request.refusal, this.deps.now());
+    if (!result.ok) throw refusalError(result, request.quote, request.refusal, this.deps.now(), limitsOf(this.deps.money));
     return new PaidRun(request.jobId, request.quote, this.deps, request.key);
   }
 

@@ -78,6 +78,17 @@ function usageOrEstimate(usage: Usage | undefined, admitted: AdmittedChat, outpu
   return usage ?? { promptTokens: admitted.inputTokens, completionTokens: charsToTokens(outputChars) };
 }
 
+/**
+ * What a stream has used: the provider's last counts (provider_2 reports the input, cache parts apart, before
+ * any text, so a stream the client closes bills them) plus the output sent after them, about 4 characters a
+ * token; without counts, the estimate.
+ */
+function usageSoFar(usage: Usage | undefined, admitted: AdmittedChat, outputChars: number, charsCounted: number): Usage {
+  const after = charsToTokens(outputChars - charsCounted);
+  if (usage === undefined || after === 0) return usageOrEstimate(usage, admitted, outputChars);
+  return { ...usage, completionTokens: usage.completionTokens + after };
+}
+
 /** Bills the usage and reports it (metrics, the request's log line). */
 async function settleChat(run: PaidRun, ctx: ChatRunContext, deps: ChatRunDeps, usage: Usage, status: 'succeeded' | 'canceled', upstreamMs: number): Promise<number> {
   const admitted = ctx.admitted;
@@ -128,6 +139,8 @@ export async function runStream(run: PaidRun, ctx: ChatRunContext, deps: ChatRun
   const offClose = sse.onClientClose(() => run.stop('client_closed'));
   let outputChars = 0;
   let usage: Usage | undefined;
+  /** The output characters sent when the provider's last counts came. */
+  let charsCounted = 0;
   let finish: FinishReason | undefined;
   const upstreamStart = performance.now();
   let firstToken = true;
@@ -183,6 +196,7 @@ export async function runStream(run: PaidRun, ctx: ChatRunContext, deps: ChatRun
             break;
           case 'usage':
             usage = event.usage;
+            charsCounted = outputChars;
             break;
           case 'error':
             throw event.error;
@@ -201,14 +215,14 @@ export async function runStream(run: PaidRun, ctx: ChatRunContext, deps: ChatRun
     handle(ending.events);
     run.throwIfStopped();
     if (!ending.complete || finish === undefined) throw streamBroken();
-    const billed = usageOrEstimate(usage, admitted, outputChars);
+    const billed = usageSoFar(usage, admitted, outputChars, charsCounted);
     await settleChat(run, ctx, deps, billed, 'succeeded', performance.now() - upstreamStart);
     if (admitted.request.includeUsage) sse.write(chunks.usage(billed));
     sse.end('data: [DONE]\n\n');
   } catch (thrown) {
     if (run.stopReason === 'client_closed') {
       // Tokens generated so far are billed and the rest released; before the first chunk, all of it is refunded (499).
-      if (sse.started) await settleChat(run, ctx, deps, usageOrEstimate(usage, admitted, outputChars), 'canceled', performance.now() - upstreamStart);
+      if (sse.started) await settleChat(run, ctx, deps, usageSoFar(usage, admitted, outputChars, charsCounted), 'canceled', performance.now() - upstreamStart);
       else await run.refund('client_closed_request', 'canceled');
       sse.stop();
       return;

@@ -65,6 +65,6 @@ export function planProviderCall(request: ChatRequest, model: CatalogModel, tabl
   }
   // A provider that caches by itself may write on any run, at its default lifetime; one that caches
   // where asked writes at the request's breakpoints, with their lifetimes.
-  const cacheWrites: CacheTtl[] = CACHE_WRITES[entry.provider] === 'automatic' ? ['5m'] : requestedCacheTtls(request.messages, request.tools);
+  const cacheWrites: CacheTtl[] = CACHE_WRITES[at.provider] === 'automatic' ? ['5m'] : requestedCacheTtls(request.messages, request.tools);
   return { provider, call, ignored, cacheWrites };
 }

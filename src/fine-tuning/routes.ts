@@ -15,6 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { HOLD_LIMITS, limitSettings, settingOf, type HoldLimit } from '../store/limits.ts';
 import type { RefusalCodes } from '../billing/hold-refusal.ts';
 import { payingKeyOf, type PaidRuns } from '../billing/paid-run.ts';
 import { ceilDiv, SCALE } from '../catalog/decimal.ts';
@@ -36,6 +37,8 @@ export interface FineTuningRouteDeps {
   runner: FineTuningRunner;
   jobs: FineTuningJobStore;
   files: FileReader;
+  /** The limit table whose key limits bar a key from fine-tuning (default the shipped one: src/store/limits.ts). */
+  limits?: readonly HoldLimit[];
 }
 
 const REFUSAL: RefusalCodes = { spendingLimit: 'monthly_limit_exceeded', holdMadeOf: "the file's training tokens × epochs at the model's training price", lowerBy: 'train fewer epochs or on a smaller file' };
@@ -81,7 +84,7 @@ export function registerFineTuningRoutes(app: FastifyInstance, deps: FineTuningR
       throw new GatewayError('model_unavailable', `The model '${slug}' cannot run now: its provider ${model.entry.provider} does not fine-tune here or has no API key (the operator must set ${apiKeyVariable(model.entry.provider)}).`, { param: 'model' });
     }
     const key = pass.key.record;
-    if (key.dailyLimit !== null || key.monthlyLimit !== null) {
+    if (limitSettings(deps.limits ?? HOLD_LIMITS, 'key').some((s) => (settingOf(key, s) ?? null) !== null)) {
       throw new GatewayError('api_key_limit_unsupported', 'This API key has a daily or monthly credit limit, so it cannot create fine-tuning jobs (they do not count toward key limits). Use a key without credit limits. Nothing was charged.');
     }
     const training = await deps.files.read('training_file', body.training_file);

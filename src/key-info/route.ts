@@ -12,13 +12,15 @@ import type { KeyService } from '../keys/key-service.ts';
 import { invalidApiKey } from '../shared/errors.ts';
 import { SCOPES } from '../shared/scopes.ts';
 import { iso } from '../shared/time.ts';
+import { HOLD_LIMITS, type HoldLimit } from '../store/limits.ts';
+import { limitView } from '../admin/limit-fields.ts';
 
 export interface KeyInfoRouteDeps {
   gate: AccessGate;
   keys: KeyService;
+  /** The limit table whose key settings the answer shows (default the shipped one: src/store/limits.ts). */
+  limits?: readonly HoldLimit[];
 }
-
-const credits = (micro: number | null) => (micro === null ? null : microToCredits(micro));
 
 export function registerKeyInfoRoute(app: FastifyInstance, deps: KeyInfoRouteDeps): void {
   app.get('/api/v1/key', {
@@ -39,8 +41,7 @@ export function registerKeyInfoRoute(app: FastifyInstance, deps: KeyInfoRouteDep
       scopes: key.scopes,
       requests_per_minute: key.requestsPerMinute,
       ip_allowlist: key.ipAllowlist,
-      daily_limit_credits: credits(key.dailyLimit),
-      monthly_limit_credits: credits(key.monthlyLimit),
+      ...limitView(deps.limits ?? HOLD_LIMITS, 'key', key),
       warning_threshold: key.warningThreshold,
       expires_at: key.expiresAt === null ? null : iso(key.expiresAt),
       created_at: iso(key.createdAt),

@@ -97,21 +97,12 @@ export class KeyService {
   private mint(base: NewKeySettings & { id: string; accountId: string; familyId: string; createdAt: number }): IssuedKey {
     const secret = generateKeySecret();
     const record: ApiKeyRecord = {
-      id: base.id,
-      accountId: base.accountId,
-      familyId: base.familyId,
+      // Every setting carries over, the limits of the limit table (src/store/limits.ts) included.
+      ...base,
       hash: hashKeySecret(secret),
       prefix: displayPrefix(secret),
-      name: base.name,
       scopes: [...base.scopes],
-      requestsPerMinute: base.requestsPerMinute,
       ipAllowlist: [...base.ipAllowlist],
-      dailyLimit: base.dailyLimit,
-      monthlyLimit: base.monthlyLimit,
-      expiresAt: base.expiresAt,
-      warningThreshold: base.warningThreshold,
-      emailAlerts: base.emailAlerts,
-      createdAt: base.createdAt,
       revokedAt: null,
     };
     return { record, secret };

@@ -8,7 +8,8 @@
 import { z } from 'zod';
 import { ERROR_CODES, statusOf, typeOf, type ErrorCode } from '../shared/errors.ts';
 import { OPERATIONS, TAGS, type Operation } from './operations.ts';
-import { COMPONENT_SCHEMAS } from './components.ts';
+import { HOLD_LIMITS, type HoldLimit } from '../store/limits.ts';
+import { componentSchemas } from './components.ts';
 
 type Json = Record<string, unknown>;
 
@@ -96,14 +97,14 @@ function errorTable(): string {
   return ['Every error answer is `{"error": {message, type, code}}`, plus `param` on chat and `details` on strict-schema routes. Clients switch on `code`.', '', '| code | HTTP | type |', '|---|---|---|', ...rows].join('\n');
 }
 
-/** The whole document. */
-export function buildOpenApiDocument(version: string): Json {
+/** The whole document; `limits`: the limit table whose settings the account and key schemas carry (src/store/limits.ts). */
+export function buildOpenApiDocument(version: string, limits: readonly HoldLimit[] = HOLD_LIMITS): Json {
   const paths: Record<string, Json> = {};
   for (const op of OPERATIONS) {
     const item = (paths[op.path] ??= {});
     item[op.method] = operationObject(op);
   }
-  const schemas: Json = Object.fromEntries(COMPONENT_SCHEMAS.map(([name, schema, io]) => [name, jsonSchema(schema, io)]));
+  const schemas: Json = Object.fromEntries(componentSchemas(limits).map(([name, schema, io]) => [name, jsonSchema(schema, io)]));
   (schemas.Error as Json).description = errorTable();
   return {
     openapi: '3.1.0',

@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../shared/errors.ts';
+import { HOLD_LIMITS, type HoldLimit } from '../store/limits.ts';
 import { buildOpenApiDocument } from './document.ts';
 
 const SPEC_URL = '/api/v1/openapi.json';
@@ -50,8 +51,8 @@ const INITIALIZER = `window.onload = function () {
 };
 `;
 
-export function registerOpenApiRoutes(app: FastifyInstance, version: string): void {
-  const document = JSON.stringify(buildOpenApiDocument(version));
+export function registerOpenApiRoutes(app: FastifyInstance, version: string, limits: readonly HoldLimit[] = HOLD_LIMITS): void {
+  const document = JSON.stringify(buildOpenApiDocument(version, limits));
   const assetDir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
   const cache = new Map<string, Buffer>();
 

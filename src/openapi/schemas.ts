@@ -4,6 +4,8 @@
  * real answers with them (openapi.test.ts), so they follow the code that writes the answers.
  */
 import { z } from 'zod';
+import { limitViewFields } from '../admin/limit-fields.ts';
+import { HOLD_LIMITS, perTable } from '../store/limits.ts';
 import { ERROR_CODES } from '../shared/errors.ts';
 import { SCOPES } from '../shared/scopes.ts';
 
@@ -86,7 +88,8 @@ export const errorSchema = z.object({
   }),
 });
 
-export const accountSchema = z.object({
+/** An account's answer, with the settings of a limit table (src/store/limits.ts). */
+export const accountSchemaFor = perTable((limits) => z.object({
   id: z.string(),
   name: z.string(),
   email: z.string().nullable(),
@@ -96,11 +99,14 @@ export const accountSchema = z.object({
   balance_credits: z.number(),
   held_credits: z.number(),
   available_credits: z.number(),
-  monthly_spending_limit_credits: z.number().nullable(),
+  ...limitViewFields(limits, 'account'),
   month_spent_credits: z.number(),
-});
+}));
 
-export const keySchema = z.object({
+export const accountSchema = accountSchemaFor(HOLD_LIMITS);
+
+/** A key's answer, with the settings of a limit table. */
+export const keySchemaFor = perTable((limits) => z.object({
   id: z.string(),
   account_id: z.string(),
   name: z.string(),
@@ -108,25 +114,28 @@ export const keySchema = z.object({
   scopes: z.array(z.enum(SCOPES)),
   requests_per_minute: z.number().int(),
   ip_allowlist: z.array(z.string()),
-  daily_limit_credits: z.number().nullable(),
-  monthly_limit_credits: z.number().nullable(),
+  ...limitViewFields(limits, 'key'),
   expires_at: z.string().nullable(),
   warning_threshold: z.number(),
   email_alerts: z.boolean(),
   created_at: z.string(),
   revoked_at: z.string().nullable(),
   status: z.enum(['active', 'revoked', 'expired']),
-});
+}));
 
-export const issuedKeySchema = keySchema.extend({
+export const keySchema = keySchemaFor(HOLD_LIMITS);
+
+export const issuedKeySchemaFor = perTable((limits) => keySchemaFor(limits).extend({
   key: z.string().describe('The full secret (`svc_live_` + 64 hex characters). Shown only here.'),
-});
+}));
+
+export const issuedKeySchema = issuedKeySchemaFor(HOLD_LIMITS);
 
 export const ledgerEntrySchema = z.object({
   id: z.number().int(),
   job_id: z.string().nullable(),
   key_id: z.string().nullable(),
-  kind: z.enum(['topup', 'grant', 'hold', 'settle', 'refund']),
+  kind: z.enum(['topup', 'grant', 'hold', 'settle', 'refund', 'payment_refund']),
   credits: z.number(),
   created_at: z.string(),
 });

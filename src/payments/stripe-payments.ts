@@ -98,6 +98,7 @@ export class StripePayments {
       amountCents: session.amount_total,
       currency: session.currency,
       receiptUrl: charge?.receipt_url ?? null,
+      refundedCents: charge?.amount_refunded ?? 0,
       at: this.now(),
     });
     return outcome === 'unknown_account' ? 'ignored' : outcome;

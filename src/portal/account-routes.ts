@@ -6,12 +6,14 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { microToCredits } from '../billing/money.ts';
-import { patchAccountBody } from '../admin/routes.ts';
-import { microOrNull, parseBody } from '../admin/key-requests.ts';
+import { accountPatchBodyFor } from '../admin/routes.ts';
+import { parseBody } from '../admin/key-requests.ts';
+import { limitPatch } from '../admin/limit-fields.ts';
 import { accountView, notificationView } from '../admin/views.ts';
 import { INVITATION_TTL_MS, normalEmail } from '../auth/sign-in-links.ts';
 import { GatewayError } from '../shared/errors.ts';
 import { iso, startOfUtcMonth } from '../shared/time.ts';
+import { limitsOf } from '../store/limits.ts';
 import type { MemberRecord, MoneyEntry } from '../store/portal.ts';
 import { memberOf, originOf, type PortalDeps } from './context.ts';
 
@@ -35,21 +37,19 @@ const moneyView = (e: MoneyEntry) => ({
 
 export function registerAccountRoutes(app: FastifyInstance, deps: PortalDeps): void {
   const { store, portal, now } = deps;
+  const limits = limitsOf(store.money);
 
   const accountAnswer = async (accountId: string, role: string) => {
     const account = await store.accounts.getAccount(accountId);
     if (account === undefined) throw new GatewayError('account_not_found', `No account with id ${accountId}.`);
-    return { ...accountView(account, await store.accounts.accountSpentSince(accountId, startOfUtcMonth(now()))), role };
+    return { ...accountView(account, await store.accounts.accountSpentSince(accountId, startOfUtcMonth(now())), limits), role };
   };
 
   app.get<AccountParams>('', async (request) => accountAnswer(request.params.accountId, memberOf(request).record.role));
 
   app.patch<AccountParams>('', { config: { ownerOnly: true } }, async (request) => {
-    const body = parseBody(patchAccountBody, request.body);
-    await store.accounts.updateAccount(request.params.accountId, {
-      monthlySpendingLimit: microOrNull(body.monthly_spending_limit_credits),
-      billingEmails: body.billing_emails,
-    });
+    const body = parseBody(accountPatchBodyFor(limits), request.body);
+    await store.accounts.updateAccount(request.params.accountId, { ...limitPatch(limits, 'account', body), billingEmails: body.billing_emails });
     return accountAnswer(request.params.accountId, memberOf(request).record.role);
   });
 

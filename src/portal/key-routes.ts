@@ -9,12 +9,14 @@ import { createKeyFromBody, patchKeyFromBody } from '../admin/key-requests.ts';
 import { issuedKeyView, keyView } from '../admin/views.ts';
 import { GatewayError } from '../shared/errors.ts';
 import { iso } from '../shared/time.ts';
+import { limitsOf } from '../store/limits.ts';
 import type { PortalDeps } from './context.ts';
 
 type KeyParams = { Params: { accountId: string; keyId: string } };
 
 export function registerKeyRoutes(app: FastifyInstance, deps: PortalDeps): void {
   const { store, keys, portal, now } = deps;
+  const limits = limitsOf(store.money);
 
   /** The key, if it is the account's: the same 404 as an unknown id otherwise. */
   const ownKey = async (accountId: string, keyId: string) => {
@@ -30,32 +32,32 @@ export function registerKeyRoutes(app: FastifyInstance, deps: PortalDeps): void 
     return {
       data: list.map((k) => {
         const used = lastUsed.get(k.id);
-        return { ...keyView(k, t), last_used_at: used === undefined ? null : iso(used) };
+        return { ...keyView(k, t, limits), last_used_at: used === undefined ? null : iso(used) };
       }),
     };
   });
 
   app.post<{ Params: { accountId: string } }>('/keys', async (request, reply) => {
-    const issued = await createKeyFromBody(keys, request.params.accountId, request.body, now());
+    const issued = await createKeyFromBody(keys, request.params.accountId, request.body, now(), limits);
     reply.code(201);
     return issued;
   });
 
   app.patch<KeyParams>('/keys/:keyId', async (request) => {
     await ownKey(request.params.accountId, request.params.keyId);
-    return patchKeyFromBody(keys, request.params.keyId, request.body, now());
+    return patchKeyFromBody(keys, request.params.keyId, request.body, now(), limits);
   });
 
   app.post<KeyParams>('/keys/:keyId/revoke', async (request) => {
     await ownKey(request.params.accountId, request.params.keyId);
-    return keyView(await keys.revoke(request.params.keyId), now());
+    return keyView(await keys.revoke(request.params.keyId), now(), limits);
   });
 
   app.post<KeyParams>('/keys/:keyId/rotate', async (request, reply) => {
     await ownKey(request.params.accountId, request.params.keyId);
     const issued = await keys.rotate(request.params.keyId);
     reply.code(201);
-    return issuedKeyView(issued.record, issued.secret, now());
+    return issuedKeyView(issued.record, issued.secret, now(), limits);
   });
 
   app.get<KeyParams>('/keys/:keyId/usage', async (request) => {

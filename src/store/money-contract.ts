@@ -4,6 +4,10 @@
  * (src/billing/paid-run.ts); the SQLite and PostgreSQL stores implement it.
  * Money is integer micro-credits; times are Unix milliseconds.
  */
+import type { HoldLimit, HoldRefusal } from './limits.ts';
+
+// The refusal's shape and the trial rules belong to the limit table; re-exported for the money path's users.
+export { TRIAL_RULES, type HoldRefusal, type TrialRules } from './limits.ts';
 
 /** What a job is: one per billed route. */
 export type JobKind = 'chat' | 'embeddings' | 'image' | 'video' | 'speech' | 'transcription' | 'fine_tuning';
@@ -32,28 +36,6 @@ export type JobStatus = 'processing' | 'succeeded' | 'failed' | 'canceled';
 /** Usage in the units the route bills: tokens, images, seconds, characters, GPU seconds… */
 export type UsageUnits = Readonly<Record<string, number>>;
 
-/** The trial rules for accounts without a purchase (spec "Trial rules"). */
-export interface TrialRules {
-  /** A run whose hold is over this (micro-credits) is refused. */
-  maxHold: number;
-  /** More than this many runs in 24 hours is refused. */
-  maxRunsPerDay: number;
-  /** This many failures in a row, and the next run is refused. */
-  maxFailuresInARow: number;
-  /** More than this many trial runs per client address in 24 hours (across accounts) is refused. */
-  maxRunsPerAddressPerDay: number;
-  /** An account younger than this (ms) is refused. */
-  minAccountAgeMs: number;
-}
-
-export const TRIAL_RULES: TrialRules = {
-  maxHold: 2_000_000,
-  maxRunsPerDay: 5,
-  maxFailuresInARow: 3,
-  maxRunsPerAddressPerDay: 8,
-  minAccountAgeMs: 24 * 60 * 60 * 1000,
-};
-
 export interface NewHold {
   jobId: string;
   accountId: string;
@@ -76,16 +58,6 @@ export interface NewHold {
    */
   recordAfterMs?: number;
 }
-
-/**
- * Why a hold was refused, in the spec's order of checks: the first failing one answers.
- * Nothing is created or charged when a hold is refused.
- */
-export type HoldRefusal =
-  | { reason: 'insufficient_credits'; available: number }
-  | { reason: 'spending_limit'; limit: number; spent: number }
-  | { reason: 'key_limit'; period: 'daily' | 'monthly'; limit: number; used: number }
-  | { reason: 'trial'; rule: 'hold_too_large' | 'runs_per_day' | 'failures_in_a_row' | 'runs_per_address' | 'account_too_new' };
 
 export type HoldResult = { ok: true } | ({ ok: false } & HoldRefusal);
 
@@ -141,6 +113,8 @@ export interface Refund {
  * store's `money` part; the paid-run core (src/billing/paid-run.ts) calls nothing else.
  */
 export interface MoneyStore {
+  /** The limits its hold checks, in order (limits.ts): the refusals, admin fields and docs derive from the same rows. Absent: the shipped table. */
+  readonly limits?: readonly HoldLimit[];
   /** Reserves credits, or refuses with the first failing check; nothing is created or charged on a refusal. */
   hold(hold: NewHold): Promise<HoldResult>;
   /** Bills a processing job (capped at its hold) and releases the rest; the amount charged (0 when it was no longer processing). */

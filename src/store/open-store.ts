@@ -6,6 +6,7 @@ import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
+import type { HoldLimit } from './limits.ts';
 import type { Store } from './types.ts';
 import { PostgresGroupCommit } from './sql/money/postgres-group-commit.ts';
 import { SqliteGroupCommit } from './sql/money/sqlite-group-commit.ts';
@@ -22,10 +23,12 @@ export interface StoreOptions {
   groupCommit?: boolean;
   /** PostgreSQL: money transactions in flight at once (group commit batches what queues meanwhile); default 2. */
   moneySlots?: number;
+  /** The limits the hold checks; default the shipped table (limits.ts). A row beyond it needs its columns (limits.ts says which). */
+  limits?: readonly HoldLimit[];
 }
 
 export async function openStore(databaseUrl: string, options: StoreOptions = {}): Promise<Store> {
-  const store = databaseUrl.startsWith('sqlite:') ? openSqlite(databaseUrl.slice('sqlite:'.length)) : openPostgres(databaseUrl, options);
+  const store = databaseUrl.startsWith('sqlite:') ? openSqlite(databaseUrl.slice('sqlite:'.length), options) : openPostgres(databaseUrl, options);
   try {
     await store.migrate();
   } catch (error) {
@@ -36,7 +39,7 @@ export async function openStore(databaseUrl: string, options: StoreOptions = {})
   return store;
 }
 
-function openSqlite(path: string): Store {
+function openSqlite(path: string, options: StoreOptions): Store {
   const file = path === ':memory:' ? ':memory:' : path;
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   // One process per database: its money engine reserves in memory (an in-memory database is its connection's alone).
@@ -57,6 +60,7 @@ function openSqlite(path: string): Store {
   const money = new SqliteGroupCommit(database, counter.tick);
   return sqlStore({
     dialect: 'sqlite',
+    limits: options.limits,
     db: new Kysely<Database>({ dialect: new SqliteDialect({ database }), log: counter.tick }),
     money,
     exclusive: money,
@@ -113,6 +117,7 @@ function openPostgres(url: string, options: StoreOptions): Store {
   const rollup = postgresRollup();
   return sqlStore({
     dialect: 'postgres',
+    limits: options.limits,
     db,
     money: new PostgresGroupCommit(pool, counter.tick, options.groupCommit ?? true, options.moneySlots ?? 2),
     counter,

@@ -11,6 +11,8 @@ export interface PaidSession {
   currency: string;
   receiptUrl: string | null;
   at: number;
+  /** What Stripe says is already refunded when the payment is credited (its refund event may have come first): debited with the credit. */
+  refundedCents?: number;
 }
 
 export interface PaymentRecord extends PaidSession {

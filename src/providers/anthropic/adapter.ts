@@ -119,6 +119,9 @@ export class AnthropicAdapter implements ProviderAdapter {
         case 'message_start': {
           const message = event.message as Json | undefined;
           if (typeof message?.usage === 'object' && message.usage !== null) usage = { ...(message.usage as Json) };
+          // The input, cache reads and writes are exact from here on (what a stream the client closes is billed).
+          const started = anthropicUsage(usage);
+          if (started !== undefined) events.push({ type: 'usage', usage: started });
           return;
         }
         case 'content_block_start': {

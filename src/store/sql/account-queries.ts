@@ -3,6 +3,7 @@ import { type Kysely, type Selectable, sql } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import type { AccountPatch, AccountRecord, AccountStore, LedgerEntry, LedgerKind, NewAccount } from '../types.ts';
 import { startOfUtcMonth } from '../../shared/time.ts';
+import { HOLD_LIMITS, limitSettings, settingsFromRow, settingsToColumns, type HoldLimit, type LimitSetting } from '../limits.ts';
 import type { AccountsTable, Database } from './tables.ts';
 
 /** The money engine's runs reserved in memory (SQLite): an account read records them first, so it sees what is durable. */
@@ -16,7 +17,12 @@ export interface InMemoryRuns {
 const NO_RUNS: InMemoryRuns = { heldOf: () => 0, recordAccount: async () => undefined };
 
 export class SqlAccounts implements AccountStore {
-  constructor(private readonly db: Kysely<Database>, private readonly inMemory: InMemoryRuns = NO_RUNS) {}
+  private readonly settings: readonly LimitSetting[];
+
+  /** `inMemory`: the money engine's runs reserved in memory (SQLite). */
+  constructor(private readonly db: Kysely<Database>, limits: readonly HoldLimit[] = HOLD_LIMITS, private readonly inMemory: InMemoryRuns = NO_RUNS) {
+    this.settings = limitSettings(limits, 'account');
+  }
 
   async createAccount(input: NewAccount): Promise<AccountRecord> {
     const row: AccountsTable = {
@@ -39,13 +45,13 @@ export class SqlAccounts implements AccountStore {
       // The usage counter of runs without a key (the hold locks a counter row with the account row).
       await trx.insertInto('key_families').values({ family_id: row.id, account_id: row.id, day_start: 0, day_used: 0, month_start: 0, month_used: 0 }).execute();
     });
-    return toAccount(row);
+    return accountOf(row, this.settings);
   }
 
   async getAccount(id: string): Promise<AccountRecord | undefined> {
     await this.inMemory.recordAccount(id);
     const row = await this.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
-    return row === undefined ? undefined : this.withReserved(toAccount(row));
+    return row === undefined ? undefined : this.withReserved(accountOf(row, this.settings));
   }
 
   private withReserved(account: AccountRecord): AccountRecord {
@@ -54,8 +60,7 @@ export class SqlAccounts implements AccountStore {
   }
 
   async updateAccount(id: string, patch: AccountPatch): Promise<AccountRecord | undefined> {
-    const values: Partial<AccountsTable> = {};
-    if (patch.monthlySpendingLimit !== undefined) values.monthly_spending_limit = patch.monthlySpendingLimit;
+    const values: Partial<AccountsTable> = settingsToColumns(patch, this.settings);
     if (patch.billingEmails !== undefined) values.billing_emails = patch.billingEmails ? 1 : 0;
     if (Object.keys(values).length > 0) await this.db.updateTable('accounts').set(values).where('id', '=', id).execute();
     return this.getAccount(id);
@@ -125,14 +130,21 @@ export class SqlAccounts implements AccountStore {
 
 /** An accounts row as the store's record (shared by every query that reads accounts). */
 export function toAccount(row: Selectable<AccountsTable>): AccountRecord {
+  return accountOf(row, SHIPPED_SETTINGS);
+}
+
+const SHIPPED_SETTINGS = limitSettings(HOLD_LIMITS, 'account');
+
+/** An accounts row as its record; the limit settings (monthlySpendingLimit and any a later row adds) come from the limit table's columns. */
+function accountOf(row: Selectable<AccountsTable>, settings: readonly LimitSetting[]): AccountRecord {
   return {
+    ...(settingsFromRow(row, settings) as Pick<AccountRecord, 'monthlySpendingLimit'>),
     id: row.id,
     name: row.name,
     email: row.email,
     createdAt: Number(row.created_at),
     hasPurchase: Number(row.has_purchase) === 1,
     billingEmails: Number(row.billing_emails) === 1,
-    monthlySpendingLimit: row.monthly_spending_limit === null ? null : Number(row.monthly_spending_limit),
     balance: Number(row.balance),
     held: Number(row.held),
   };

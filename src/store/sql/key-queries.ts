@@ -2,11 +2,16 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Scope } from '../../shared/scopes.ts';
 import { startOfUtcDay, startOfUtcMonth } from '../../shared/time.ts';
+import { HOLD_LIMITS, limitSettings, settingsFromRow, settingsToColumns, type HoldLimit, type LimitSetting } from '../limits.ts';
 import type { ApiKeyPatch, ApiKeyRecord, CreateKeyResult, KeyStore, KeyUsage } from '../types.ts';
 import type { ApiKeysTable, Database, Dialect } from './tables.ts';
 
 export class SqlKeys implements KeyStore {
-  constructor(private readonly db: Kysely<Database>, private readonly dialect: Dialect) {}
+  private readonly settings: readonly LimitSetting[];
+
+  constructor(private readonly db: Kysely<Database>, private readonly dialect: Dialect, limits: readonly HoldLimit[] = HOLD_LIMITS) {
+    this.settings = limitSettings(limits, 'key');
+  }
 
   async createKey(key: ApiKeyRecord, maxActive: number, now: number): Promise<CreateKeyResult> {
     return this.db.transaction().execute(async (trx) => {
@@ -23,7 +28,7 @@ export class SqlKeys implements KeyStore {
         .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
         .executeTakeFirstOrThrow();
       if (Number(active.n) >= maxActive) return { ok: false, reason: 'too_many_keys' } as const;
-      await trx.insertInto('api_keys').values(fromKey(key)).execute();
+      await trx.insertInto('api_keys').values(fromKey(key, this.settings)).execute();
       await trx
         .insertInto('key_families')
         .values({ family_id: key.familyId, account_id: key.accountId, day_start: 0, day_used: 0, month_start: 0, month_used: 0 })
@@ -35,24 +40,22 @@ export class SqlKeys implements KeyStore {
 
   async findKeyByHash(hash: string): Promise<ApiKeyRecord | undefined> {
     const row = await this.db.selectFrom('api_keys').selectAll().where('hash', '=', hash).executeTakeFirst();
-    return row === undefined ? undefined : toKey(row);
+    return row === undefined ? undefined : toKey(row, this.settings);
   }
 
   async getKey(id: string): Promise<ApiKeyRecord | undefined> {
     const row = await this.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
-    return row === undefined ? undefined : toKey(row);
+    return row === undefined ? undefined : toKey(row, this.settings);
   }
 
   async listKeys(accountId: string): Promise<ApiKeyRecord[]> {
     const rows = await this.db.selectFrom('api_keys').selectAll().where('account_id', '=', accountId).orderBy('created_at', 'asc').execute();
-    return rows.map(toKey);
+    return rows.map((row) => toKey(row, this.settings));
   }
 
   async updateKey(id: string, patch: ApiKeyPatch): Promise<ApiKeyRecord | undefined> {
-    const values: Partial<ApiKeysTable> = {};
+    const values: Partial<ApiKeysTable> = settingsToColumns(patch, this.settings);
     if (patch.name !== undefined) values.name = patch.name;
-    if (patch.dailyLimit !== undefined) values.daily_limit = patch.dailyLimit;
-    if (patch.monthlyLimit !== undefined) values.monthly_limit = patch.monthlyLimit;
     if (patch.warningThreshold !== undefined) values.warning_threshold = patch.warningThreshold;
     if (patch.emailAlerts !== undefined) values.email_alerts = patch.emailAlerts ? 1 : 0;
     if (Object.keys(values).length > 0) await this.db.updateTable('api_keys').set(values).where('id', '=', id).execute();
@@ -73,7 +76,7 @@ export class SqlKeys implements KeyStore {
         .where('revoked_at', 'is', null)
         .executeTakeFirst();
       if (Number(revoked.numUpdatedRows) !== 1) return undefined;
-      await trx.insertInto('api_keys').values(fromKey(replacement)).execute();
+      await trx.insertInto('api_keys').values(fromKey(replacement, this.settings)).execute();
       return replacement;
     });
   }
@@ -88,8 +91,10 @@ export class SqlKeys implements KeyStore {
   }
 }
 
-function toKey(row: Selectable<ApiKeysTable>): ApiKeyRecord {
+/** A key's row as its record; the limit settings (dailyLimit… and any a later row adds) come from the limit table's columns. */
+function toKey(row: Selectable<ApiKeysTable>, settings: readonly LimitSetting[]): ApiKeyRecord {
   return {
+    ...(settingsFromRow(row, settings) as Pick<ApiKeyRecord, 'dailyLimit' | 'monthlyLimit'>),
     id: row.id,
     accountId: row.account_id,
     familyId: row.family_id,
@@ -99,8 +104,6 @@ function toKey(row: Selectable<ApiKeysTable>): ApiKeyRecord {
     scopes: row.scopes === '' ? [] : (row.scopes.split(',') as Scope[]),
     requestsPerMinute: Number(row.requests_per_minute),
     ipAllowlist: JSON.parse(row.ip_allowlist) as string[],
-    dailyLimit: row.daily_limit === null ? null : Number(row.daily_limit),
-    monthlyLimit: row.monthly_limit === null ? null : Number(row.monthly_limit),
     expiresAt: row.expires_at === null ? null : Number(row.expires_at),
     warningThreshold: Number(row.warning_threshold),
     emailAlerts: Number(row.email_alerts) === 1,
@@ -109,8 +112,9 @@ function toKey(row: Selectable<ApiKeysTable>): ApiKeyRecord {
   };
 }
 
-function fromKey(key: ApiKeyRecord): ApiKeysTable {
+function fromKey(key: ApiKeyRecord, settings: readonly LimitSetting[]): ApiKeysTable {
   return {
+    ...(settingsToColumns(key, settings) as Pick<ApiKeysTable, 'daily_limit' | 'monthly_limit'>),
     id: key.id,
     account_id: key.accountId,
     family_id: key.familyId,
@@ -120,8 +124,6 @@ function fromKey(key: ApiKeyRecord): ApiKeysTable {
     scopes: key.scopes.join(','),
     requests_per_minute: key.requestsPerMinute,
     ip_allowlist: JSON.stringify(key.ipAllowlist),
-    daily_limit: key.dailyLimit,
-    monthly_limit: key.monthlyLimit,
     expires_at: key.expiresAt,
     warning_threshold: key.warningThreshold,
     email_alerts: key.emailAlerts ? 1 : 0,

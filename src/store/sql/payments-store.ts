@@ -33,6 +33,8 @@ export class SqlPayments implements PaymentStore {
   }
 
   async creditPaidSession(s: PaidSession): Promise<CreditOutcome> {
+    // A refund whose event came before this credit's found no payment: it is debited here, with the credit.
+    const refunded = Math.min(Math.max(0, s.refundedCents ?? 0), s.amountCents);
     return this.db.transaction().execute(async (trx) => {
       const account = await trx.selectFrom('accounts').select('id').where('id', '=', s.accountId).executeTakeFirst();
       if (account === undefined) return 'unknown_account';
@@ -40,7 +42,7 @@ export class SqlPayments implements PaymentStore {
         .insertInto('stripe_payments')
         .values({
           session_id: s.sessionId, account_id: s.accountId, payment_intent: s.paymentIntent, amount_cents: s.amountCents,
-          currency: s.currency, receipt_url: s.receiptUrl, refunded_cents: 0, created_at: s.at,
+          currency: s.currency, receipt_url: s.receiptUrl, refunded_cents: refunded, created_at: s.at,
         })
         .onConflict((oc) => oc.column('session_id').doNothing())
         .returning('session_id')
@@ -49,6 +51,11 @@ export class SqlPayments implements PaymentStore {
       const amount = s.amountCents * MICRO_PER_CENT;
       await trx.updateTable('accounts').set((eb) => ({ balance: eb('balance', '+', amount), has_purchase: 1 })).where('id', '=', s.accountId).execute();
       await trx.insertInto('ledger').values({ account_id: s.accountId, key_id: null, key_family_id: null, job_id: null, kind: 'topup', amount, created_at: s.at }).execute();
+      if (refunded > 0) {
+        const debit = refunded * MICRO_PER_CENT;
+        await trx.updateTable('accounts').set((eb) => ({ balance: eb('balance', '-', debit) })).where('id', '=', s.accountId).execute();
+        await trx.insertInto('ledger').values({ account_id: s.accountId, key_id: null, key_family_id: null, job_id: null, kind: 'payment_refund', amount: debit, created_at: s.at }).execute();
+      }
       return 'credited';
     });
   }

@@ -3,6 +3,7 @@
  * record. open-store.ts opens the database and hands its pieces here.
  */
 import { Migrator, type Kysely } from 'kysely';
+import { HOLD_LIMITS, type HoldLimit } from '../limits.ts';
 import type { Store } from '../types.ts';
 import { SqlAccounts } from './account-queries.ts';
 import { SqlAudioUploads } from './audio-uploads-store.ts';
@@ -47,19 +48,22 @@ export interface SqlParts {
   schema?: string;
   /** Moves the closed jobs pending in usage_pending into the dashboard's rollups (usage-pending.ts). */
   rollUsage: () => Promise<void>;
+  /** The limits the hold checks; default the shipped table (../limits.ts). */
+  limits?: readonly HoldLimit[];
 }
 
 export function sqlStore(parts: SqlParts): Store {
   const { db, counter } = parts;
   const roller = new UsageRoller(parts.rollUsage);
-  const money = new SqlMoney(db, parts.money, parts.exclusive);
+  const limits = parts.limits ?? HOLD_LIMITS;
+  const money = new SqlMoney(db, parts.money, limits, parts.exclusive);
   return {
     dialect: parts.dialect,
     get queryCount() {
       return counter.count;
     },
-    accounts: new SqlAccounts(db, money),
-    keys: new SqlKeys(db, parts.dialect),
+    accounts: new SqlAccounts(db, limits, money),
+    keys: new SqlKeys(db, parts.dialect, limits),
     money,
     jobs: new SqlJobs(db, (jobId) => money.inFlightJob(jobId)),
     instances: new SqlInstances(db, money, parts.dialect),

@@ -5,7 +5,9 @@
  */
 import { startOfUtcMonth } from '../../../shared/time.ts';
 import type { JobAttempt, JobStatus, UsageUnits } from '../../money-contract.ts';
+import { HOLD_LIMITS, perTable, type HoldLimit } from '../../limits.ts';
 import { LEASE_UNTIL } from '../leases.ts';
+import { uncountedSets } from './limit-sql.ts';
 import type { Movement, Row, Step } from './movement.ts';
 
 /** Refunds that are the gateway's own fault, not the run's. */
@@ -56,7 +58,10 @@ export interface Closed {
   charged: number;
 }
 
-export const closeMovement: Movement<Closing, Closed> = {
+/** The close that corrects the key family's counters of these limits (built once per table). */
+export const closeMovementFor = perTable((limits) => buildClose(limits));
+
+const buildClose = (limits: readonly HoldLimit[]): Movement<Closing, Closed> => ({
   name: 'close',
   params: {
     job: 'text', status: 'text', cost: 'bigint', usage: 'text', output: 'text', code: 'text', at: 'bigint', month: 'bigint', model: 'text', attempts: 'text',
@@ -82,13 +87,12 @@ RETURNING account_id AS j_account, key_id AS j_key, key_family_id AS j_family, h
 {from} WHERE id = :j_account
 {returning}`,
     },
-    {
-      // The family's usage keeps the hold until now: correct it to the charge, if the run still falls in the counted day / month.
+    ...(uncountedSets(limits) === '' ? [] : [{
+      // The family's usage keeps the hold until now: correct it to the charge, if the run still falls in the counted period.
       name: 'uncounted', from: ['j', 'charge'], sql: `UPDATE key_families SET
-  day_used = CASE WHEN :j_created >= day_start THEN day_used - (:j_held - :j_cost) ELSE day_used END,
-  month_used = CASE WHEN :j_created >= month_start THEN month_used - (:j_held - :j_cost) ELSE month_used END
+  ${uncountedSets(limits)}
 {from} WHERE family_id = :j_family AND :j_counts = 1`,
-    },
+    }]),
     {
       name: 'booked', from: ['j'], sql: `INSERT INTO ledger (account_id, key_id, key_family_id, job_id, kind, amount, created_at)
 {values}:j_account, :j_key, :j_family, @job, CASE WHEN @refund = 1 THEN 'refund' ELSE 'settle' END,
@@ -107,4 +111,7 @@ RETURNING account_id AS j_account, key_id AS j_key, key_family_id AS j_family, h
     orphan: c.ownerLeaseExpiredAt === undefined ? 0 : 1, leaseNow: c.ownerLeaseExpiredAt ?? 0,
   }),
   read: ({ row }: { row: Row | undefined }) => ({ closed: row !== undefined, charged: row === undefined ? 0 : Number(row.j_cost) }),
-};
+});
+
+/** The shipped table's close. */
+export const closeMovement = closeMovementFor(HOLD_LIMITS);

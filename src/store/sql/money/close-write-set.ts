@@ -5,10 +5,12 @@
  * usage by the cost; the ledger's hold and closing rows; the usage roller's pending row.
  * Five statements, where the durable hold and close were eleven.
  */
-import { startOfUtcDay, startOfUtcMonth } from '../../../shared/time.ts';
+import { startOfUtcMonth } from '../../../shared/time.ts';
+import { perTable, PERIODS, type HoldLimit } from '../../limits.ts';
 import type { NewHold } from '../../money-contract.ts';
 import type { Closed, Closing } from './close-movement.ts';
-import type { Movement } from './movement.ts';
+import { countedSets, periodParams } from './limit-sql.ts';
+import type { Movement, Params } from './movement.ts';
 
 export interface UnrecordedClose {
   hold: NewHold;
@@ -21,12 +23,19 @@ export function chargeOf(closing: Pick<Closing, 'refund' | 'cost'>, held: number
   return Math.min(Math.ceil(closing.cost), held);
 }
 
-export const closeWriteSet: Movement<UnrecordedClose, Closed> = {
+/** The close write set for the key family counters of these limits (built once per table). */
+export const closeWriteSetFor = perTable((limits: readonly HoldLimit[]): Movement<UnrecordedClose, Closed> => buildWriteSet(limits));
+
+function buildWriteSet(limits: readonly HoldLimit[]): Movement<UnrecordedClose, Closed> {
+  const periods = periodParams(limits);
+  const counted = countedSets(limits);
+  return {
   name: 'close_write_set',
   params: {
     job: 'text', account: 'text', key: 'text', family: 'text', counter: 'text', kind: 'text', model: 'text', held: 'bigint', created: 'bigint',
     instance: 'text', address: 'text', counts: 'integer', status: 'text', cost: 'bigint', usage: 'text', output: 'text', code: 'text', attempts: 'text',
-    at: 'bigint', day: 'bigint', month: 'bigint', closeMonth: 'bigint', refund: 'integer', failure: 'integer',
+    at: 'bigint', closeMonth: 'bigint', refund: 'integer', failure: 'integer', amount: 'bigint',
+    ...Object.fromEntries(periods.map((p) => [p, 'bigint'])),
   },
   steps: [
     {
@@ -42,15 +51,12 @@ RETURNING cost AS j_cost`,
   trial_failures = CASE WHEN @refund = 0 THEN 0 ELSE trial_failures + @failure END
 {from} WHERE id = @account`,
     },
-    {
-      // The cost counts in the hold's day and month, or in the counter's current ones if they began since.
+    ...(counted === '' ? [] : [{
+      // The cost (@amount here) counts in the hold's periods, or in the counter's current ones if they began since.
       name: 'counted', from: ['j'], sql: `UPDATE key_families SET
-day_used = CASE WHEN day_start >= @day THEN day_used ELSE 0 END + @cost,
-day_start = CASE WHEN day_start >= @day THEN day_start ELSE @day END,
-month_used = CASE WHEN month_start >= @month THEN month_used ELSE 0 END + @cost,
-month_start = CASE WHEN month_start >= @month THEN month_start ELSE @month END
-{from} WHERE family_id = @counter AND @counts = 1 AND @cost > 0`,
-    },
+${counted}
+{from} WHERE family_id = @counter AND @counts = 1 AND @amount > 0`,
+    }]),
     {
       name: 'booked', from: ['j'], sql: `INSERT INTO ledger (account_id, key_id, key_family_id, job_id, kind, amount, created_at)
 VALUES (@account, @key, @family, @job, 'hold', @held, @created),
@@ -63,14 +69,20 @@ VALUES (@job, CASE WHEN @refund = 1 THEN 'refund' ELSE 'settle' END, @cost)`,
   ],
   answer: 'j',
   flags: [],
-  bind: ({ hold: h, closing: c }) => ({
-    job: h.jobId, account: h.accountId, key: h.keyId, family: h.keyFamilyId, counter: h.keyFamilyId ?? h.accountId, kind: h.kind,
-    model: c.model ?? h.model, held: h.amount, created: h.at, instance: h.instanceId, address: h.clientAddress,
-    counts: h.countsTowardKeyLimits && h.keyFamilyId !== null ? 1 : 0,
-    status: c.status, cost: chargeOf(c, h.amount), usage: c.usage === null ? null : JSON.stringify(c.usage),
-    output: c.output === undefined || c.output === null ? null : JSON.stringify(c.output), code: c.errorCode,
-    attempts: c.attempts === undefined || c.attempts === null ? null : JSON.stringify(c.attempts),
-    at: c.at, day: startOfUtcDay(h.at), month: startOfUtcMonth(h.at), closeMonth: startOfUtcMonth(c.at), refund: c.refund ? 1 : 0, failure: c.failure ? 1 : 0,
-  }),
+  bind: ({ hold: h, closing: c }) => {
+    const cost = chargeOf(c, h.amount);
+    const params: Params = {
+      job: h.jobId, account: h.accountId, key: h.keyId, family: h.keyFamilyId, counter: h.keyFamilyId ?? h.accountId, kind: h.kind,
+      model: c.model ?? h.model, held: h.amount, created: h.at, instance: h.instanceId, address: h.clientAddress,
+      counts: h.countsTowardKeyLimits && h.keyFamilyId !== null ? 1 : 0,
+      status: c.status, cost, amount: cost, usage: c.usage === null ? null : JSON.stringify(c.usage),
+      output: c.output === undefined || c.output === null ? null : JSON.stringify(c.output), code: c.errorCode,
+      attempts: c.attempts === undefined || c.attempts === null ? null : JSON.stringify(c.attempts),
+      at: c.at, closeMonth: startOfUtcMonth(c.at), refund: c.refund ? 1 : 0, failure: c.failure ? 1 : 0,
+    };
+    for (const p of periods) params[p] = PERIODS[p].start(h.at);
+    return params;
+  },
   read: ({ row }) => ({ closed: row !== undefined, charged: row === undefined ? 0 : Number(row.j_cost) }),
-};
+  };
+}

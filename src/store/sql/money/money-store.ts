@@ -9,11 +9,12 @@ import type { HoldResult, NewHold, Refund, Settlement } from '../../money-contra
 import type { JobRecord, MoneyStore } from '../../types.ts';
 import type { Kysely } from 'kysely';
 import type { Database } from '../tables.ts';
-import { closeMovement, isTrialFailure, type Closed, type Closing } from './close-movement.ts';
-import { closeWriteSet } from './close-write-set.ts';
-import { holdAnswer, holdMovement, holdVerdict, leanHoldMovement, NEEDS_FULL_HOLD, type HoldInput } from './hold-movement.ts';
+import type { HoldLimit } from '../../limits.ts';
+import { closeMovementFor, isTrialFailure, type Closed, type Closing } from './close-movement.ts';
+import { closeWriteSetFor } from './close-write-set.ts';
+import { holdMovements, NEEDS_FULL_HOLD, type HoldInput, type HoldMovements } from './hold-movement.ts';
 import type { MoneyEngine, Movement } from './movement.ts';
-import { recordMovement } from './record-movement.ts';
+import { recordMovementFor } from './record-movement.ts';
 import { Reservations, type Reservation } from './reservations.ts';
 
 /** At most this many hints of the full hold are kept; then they start again. */
@@ -35,9 +36,20 @@ export class SqlMoney implements MoneyStore {
   /** Runs reserved in memory; undefined where other processes share the money (PostgreSQL). */
   readonly reservations: Reservations | undefined;
   private sweep: NodeJS.Timeout | undefined;
+  private readonly holds: HoldMovements;
+  private readonly closeMovement: ReturnType<typeof closeMovementFor>;
+  private readonly closeWriteSet: ReturnType<typeof closeWriteSetFor>;
+  private readonly recordMovement: ReturnType<typeof recordMovementFor>;
 
-  /** `exclusive`: this process is the database's only writer, and its engine reads at once (SQLite). */
-  constructor(private readonly db: Kysely<Database>, private readonly engine: MoneyEngine, private readonly exclusive?: ReadNow) {
+  /**
+   * `limits`: the table the hold checks (../../limits.ts). `exclusive`: this process is the database's only writer,
+   * and its engine reads at once (SQLite).
+   */
+  constructor(private readonly db: Kysely<Database>, private readonly engine: MoneyEngine, readonly limits: readonly HoldLimit[], private readonly exclusive?: ReadNow) {
+    this.holds = holdMovements(limits);
+    this.closeMovement = closeMovementFor(limits);
+    this.closeWriteSet = closeWriteSetFor(limits);
+    this.recordMovement = recordMovementFor(limits);
     if (exclusive !== undefined) this.reservations = new Reservations();
   }
 
@@ -67,11 +79,11 @@ export class SqlMoney implements MoneyStore {
   private holdInMemory(hold: NewHold, recordAfterMs: number, reservations: Reservations): HoldResult | undefined {
     const counter = hold.keyFamilyId ?? hold.accountId;
     const input: HoldInput = { ...hold, reserved: reservations.heldOf(hold.accountId), reservedUse: reservations.usedOf(counter) };
-    const outcome = (this.exclusive as ReadNow).readNow(holdVerdict, input);
+    const outcome = (this.exclusive as ReadNow).readNow(this.holds.verdict, input);
     const row = outcome.row;
-    if (row === undefined) return holdAnswer(outcome);
+    if (row === undefined) return this.holds.answer(outcome);
     if (Number(row.a_purchase) !== 1 || Number(row.v_limited) === 1) return undefined;
-    if (row.v_refusal !== null && row.v_refusal !== undefined) return holdAnswer(outcome);
+    if (row.v_refusal !== null && row.v_refusal !== undefined) return this.holds.answer(outcome);
     reservations.reserve(hold, recordAfterMs);
     if (this.sweep === undefined) {
       this.sweep = setInterval(() => this.recordDue(reservations), RECORD_SWEEP_MS);
@@ -87,7 +99,7 @@ export class SqlMoney implements MoneyStore {
   private async runHold(hold: NewHold): Promise<HoldResult> {
     const counter = hold.keyFamilyId ?? hold.accountId;
     if (!this.engine.skipsIdleSteps && !((this.needsFullHold.get(counter) ?? 0) > hold.at)) {
-      const lean = await this.engine.run(leanHoldMovement, hold, hold.accountId);
+      const lean = await this.engine.run(this.holds.lean, hold, hold.accountId);
       if (lean !== NEEDS_FULL_HOLD) return lean;
       if (this.needsFullHold.size >= NEEDS_FULL_HOLD_REMEMBERED) this.needsFullHold.clear();
       // A key whose limits are removed, or an account that buys credits, goes lean again after a while.
@@ -98,7 +110,7 @@ export class SqlMoney implements MoneyStore {
     const input: HoldInput = reservations === undefined
       ? hold
       : { ...hold, reserved: () => reservations.heldOf(hold.accountId), reservedUse: () => reservations.usedOf(counter) };
-    return this.engine.run(holdMovement, input, hold.accountId);
+    return this.engine.run(this.holds.full, input, hold.accountId);
   }
 
   async settle(jobId: string, settlement: Settlement): Promise<number> {
@@ -119,7 +131,7 @@ export class SqlMoney implements MoneyStore {
     const reservation = this.reservations?.get(closing.jobId);
     if (reservation !== undefined) return this.closeReserved(reservation, closing, this.reservations as Reservations);
     this.accountOfJob.delete(closing.jobId);
-    return this.engine.run(closeMovement, closing, lane);
+    return this.engine.run(this.closeMovement, closing, lane);
   }
 
   /** A run reserved in memory: the close write set if it was never recorded, else the durable close (queued after its recording). */
@@ -129,12 +141,12 @@ export class SqlMoney implements MoneyStore {
     if (reservation.state === 'closing') return { closed: false, charged: 0 };
     if (reservation.state === 'recorded') {
       reservations.forget(jobId);
-      return this.engine.run(closeMovement, closing, reservation.hold.accountId);
+      return this.engine.run(this.closeMovement, closing, reservation.hold.accountId);
     }
     reservation.state = 'closing';
     let closed: Closed;
     try {
-      closed = await this.engine.run(closeWriteSet, { hold: reservation.hold, closing }, reservation.hold.accountId);
+      closed = await this.engine.run(this.closeWriteSet, { hold: reservation.hold, closing }, reservation.hold.accountId);
     } catch (error) {
       // Nothing was written: the run is still reserved, and a later attempt closes it.
       reservation.state = 'unrecorded';
@@ -157,7 +169,7 @@ export class SqlMoney implements MoneyStore {
 
   private record(reservation: Reservation, reservations: Reservations): Promise<void> {
     reservation.state = 'recording';
-    reservation.recording = this.engine.run(recordMovement, reservation.hold, reservation.hold.accountId).then(
+    reservation.recording = this.engine.run(this.recordMovement, reservation.hold, reservation.hold.accountId).then(
       (recorded) => {
         if (!recorded) throw new Error(`recording job ${reservation.hold.jobId}: its account is gone`);
         reservations.unreserve(reservation);
