@@ -10,7 +10,7 @@ const LAYERS = [
   ['billing', 'gate', 'notifications', 'routing', 'auth'],
   ['providers'],
   ['http', 'config.ts'],
-  ['chat', 'embeddings', 'media', 'audio', 'jobs', 'mcp', 'admin', 'fine-tuning', 'openapi', 'key-info', 'portal', 'payments'],
+  ['chat', 'messages', 'embeddings', 'media', 'audio', 'jobs', 'mcp', 'admin', 'fine-tuning', 'openapi', 'key-info', 'portal', 'payments'],
   ['gateway.ts', 'shared-state.ts', 'runnable-models.ts', 'startup-failure.ts', 'main.ts', 'demo.ts', 'demo-providers.ts', 'cli'],
 ];
 

@@ -493,7 +493,7 @@ export async function startServer(impl: ProtocolImpl, opts: StartOptions = {}): 
       }
       const method = req.method ?? 'GET';
       if (control && pathname.startsWith(CONTROL_PREFIX)) return controlRoute(method, pathname, body, res);
-      if (record) requests.push({ method, path: url, headers: req.headers, body: bodyInvalid ? raw : body });
+      if (record) requests.push({ method, path: url, headers: req.headers, body: bodyInvalid ? raw : body, rawBody: raw });
       const presented = presentedKey(req.headers, search);
       const key = presented !== undefined && accepted.has(presented) ? presented : apiKey;
       const ex: Exchange = { kind: impl.kind, apiKey: key, method, url, pathname, search, headers: req.headers, raw, body, bodyInvalid, take: () => takeFor(presented, body) };

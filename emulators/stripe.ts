@@ -1,6 +1,6 @@
 /**
  * A Stripe emulator for tests and the demo: the API calls the gateway makes through the official
- * `stripe` SDK (Checkout Sessions create and retrieve, with `expand`; refunds), a hosted payment
+ * `stripe` SDK (Checkout Sessions create, retrieve, with `expand`, and list by payment intent; refunds), a hosted payment
  * page that completes a session, receipts, and signed webhook delivery (`Stripe-Signature`:
  * `t=<unix seconds>,v1=<HMAC-SHA256 of "t.payload">`) with retries on failure and, when asked,
  * duplicates. `node:http` only.
@@ -189,6 +189,12 @@ export async function startStripeEmulator(options: { secretKey?: string; webhook
         session.url = `${baseUrl}/pay/${session.id}`;
         sessions.set(session.id, session);
         return json(res, 200, session);
+      }
+      if (req.method === 'GET' && url.pathname === '/v1/checkout/sessions') {
+        // The sessions of a payment intent (`payment_intent=`), as Stripe's list filters them.
+        const intent = url.searchParams.get('payment_intent');
+        const data = [...sessions.values()].filter((s) => intent === null || s.payment_intent === intent);
+        return json(res, 200, { object: 'list', url: '/v1/checkout/sessions', has_more: false, data });
       }
       const get = /^\/v1\/checkout\/sessions\/(cs_\w+)$/.exec(url.pathname);
       if (req.method === 'GET' && get !== null) {

@@ -13,6 +13,8 @@ export interface RecordedRequest {
   headers: Record<string, string | string[] | undefined>;
   /** Parsed JSON; the raw text when the body is not JSON; undefined when empty. */
   body: unknown;
+  /** The body's text exactly as received (byte-for-byte fidelity tests); '' when empty. */
+  rawBody: string;
 }
 
 /**

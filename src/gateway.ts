@@ -9,6 +9,7 @@ import { Catalog } from './catalog/catalog.ts';
 import { InFlightRuns } from './billing/in-flight.ts';
 import { PaidRuns } from './billing/paid-run.ts';
 import { registerChatRoute } from './chat/route.ts';
+import { registerMessagesRoutes } from './messages/route.ts';
 import { MailSender, smtpTransport } from './notifications/mail-sender.ts';
 import { OidcSignIn } from './auth/oidc-sign-in.ts';
 import { Sessions } from './auth/sessions.ts';
@@ -221,7 +222,9 @@ export async function createGateway(config: Config, overrides: GatewayOverrides 
     tools: { catalog, answers: catalogAnswers, docs: DocsIndex.fromDirectory(), version: GATEWAY_VERSION },
   });
   registerOpenApiRoutes(app, GATEWAY_VERSION, limitsOf(store.money));
-  registerChatRoute(app, { catalog, config, upstream, routing, runs, metrics, adapters: overrides.adapters ?? defaultAdapters() });
+  const chatAdapters = overrides.adapters ?? defaultAdapters();
+  registerChatRoute(app, { catalog, config, upstream, routing, runs, metrics, adapters: chatAdapters });
+  registerMessagesRoutes(app, { catalog, config, upstream, routing, runs, metrics, adapters: chatAdapters });
   registerEmbeddingsRoute(app, { catalog, config, upstream, routing, runs, adapters: embeddingsAdapters });
   registerJobsRoute(app, { jobs: store.jobs, gate });
   registerKeyInfoRoute(app, { gate, keys, limits: limitsOf(store.money) });

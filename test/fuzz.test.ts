@@ -93,6 +93,44 @@ function chatAnswered(answer: RawAnswer): boolean {
   }
 }
 
+/** A complete Messages answer: the message object, or a stream that ends with message_stop and carries no error event. */
+function messagesAnswered(answer: RawAnswer): boolean {
+  if (answer.status !== 200) return false;
+  if ((answer.headers['content-type'] ?? '').startsWith('text/event-stream')) return !/^event: error$/m.test(answer.body) && /event: message_stop\ndata: [^\n]*\n\n$/.test(answer.body);
+  try {
+    return (JSON.parse(answer.body) as { type?: unknown }).type === 'message';
+  } catch {
+    return false;
+  }
+}
+
+const block = fc.oneof(
+  fc.record({ type: fc.constant('text'), text: fc.oneof(fc.string(), hostileValue) }),
+  fc.record({ type: fc.constant('image'), source: fc.oneof(fc.constant({ type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' }), fc.constant({ type: 'url', url: 'http://x/y.png' }), hostileValue) }),
+  fc.record({ type: fc.constant('document'), source: fc.oneof(fc.constant({ type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' }), hostileValue) }),
+  fc.record({ type: fc.constant('tool_use'), id: fc.constantFrom('toolu_1', ''), name: fc.constantFrom('f', ''), input: fc.oneof(fc.constant({}), hostileValue) }),
+  fc.record({ type: fc.constant('tool_result'), tool_use_id: fc.constantFrom('toolu_1', 'other'), content: fc.oneof(fc.string(), fc.array(hostileValue, { maxLength: 2 }), hostileValue), is_error: fc.boolean() }),
+  fc.record({ type: fc.constant('thinking'), thinking: fc.string(), signature: fc.string() }),
+  fc.record({ type: fc.oneof(fc.constantFrom('server_tool_use', 'search_result', 'redacted_thinking'), hostileString) }),
+  fc.record({ type: fc.constant('text'), text: fc.string(), cache_control: fc.oneof(fc.constant({ type: 'ephemeral', ttl: '1h' }), hostileValue) }),
+);
+const turn = fc.record({
+  role: fc.oneof({ weight: 8, arbitrary: fc.constant('user') }, { weight: 2, arbitrary: fc.constantFrom('assistant', 'system') }, { weight: 1, arbitrary: hostileString }),
+  content: fc.oneof({ weight: 6, arbitrary: fc.string({ minLength: 1 }) }, { weight: 3, arbitrary: fc.array(block, { minLength: 1, maxLength: 3 }) }, { weight: 1, arbitrary: hostileValue }),
+});
+const messagesBody = jsonBody({
+  model: fc.constantFrom('claude-test', 'gpt-test', 'gemini-test', 'deepseek-test', 'pic-1', 'nope'),
+  max_tokens: fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 1, max: 70_000 }) }, { weight: 1, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: hostileNumber }),
+  messages: fc.oneof({ weight: 3, arbitrary: fc.array(turn, { minLength: 1, maxLength: 1 }) }, { weight: 1, arbitrary: fc.array(turn, { minLength: 1, maxLength: 3 }) }),
+  system: fc.oneof(fc.string(), fc.array(block, { maxLength: 2 })),
+  stream: fc.boolean(),
+  tools: fc.array(fc.record({ name: fc.constantFrom('f', 'f', 'f', 'bad name'), input_schema: fc.constant({ type: 'object' }), type: fc.constantFrom('custom', 'custom', 'custom', 'web_search_20250305') }, { requiredKeys: ['name', 'input_schema'] }), { maxLength: 2 }),
+  tool_choice: fc.oneof(fc.constant({ type: 'auto' }), fc.constant({ type: 'any' }), hostileValue),
+  thinking: fc.oneof(fc.constant({ type: 'adaptive' }), fc.constant({ type: 'enabled', budget_tokens: 2048 }), hostileValue),
+  temperature: fc.oneof({ weight: 4, arbitrary: fc.double({ min: 0, max: 1, noNaN: true }) }, { weight: 1, arbitrary: hostileNumber }),
+  models: fc.array(fc.constantFrom('gpt-test', 'nope'), { maxLength: 2 }),
+});
+
 // ---------------------------------------------------------------------------------------
 // The routes: one row each
 
@@ -128,6 +166,27 @@ const ROUTES: FuzzRoute[] = [
     // The catalog's own state: an unpriced, removed or duplicate model (spec: 503, nothing charged).
     designedServerErrors: { model_unavailable: 503 },
     runs: 400,
+  },
+  {
+    route: 'POST /api/v1/messages',
+    cases: () => post(fc.constantFrom('/api/v1/messages', '/api/v1/messages?beta=true'), messagesBody),
+    auth: 'key',
+    errorParam: false,
+    errorEnvelope: 'anthropic',
+    money: 'paid',
+    paid: { jobHeader: 'x-service-job-id', answered: messagesAnswered },
+    designedServerErrors: { model_unavailable: 503 },
+    runs: 150,
+  },
+  {
+    route: 'POST /api/v1/messages/count_tokens',
+    cases: () => post(fc.constant('/api/v1/messages/count_tokens'), messagesBody),
+    auth: 'key',
+    errorParam: false,
+    errorEnvelope: 'anthropic',
+    money: 'free',
+    designedServerErrors: { model_unavailable: 503 },
+    runs: 60,
   },
   {
     route: 'GET /api/v1/models',

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mailText } from '../src/notifications/mail-sender.ts';
 import { buildOpenApiDocument } from '../src/openapi/document.ts';
 import { HOLD_LIMITS, holdRefusalOf, keyCreditLimit, PERIODS, type HoldFacts, type HoldLimit } from '../src/store/limits.ts';
 import { LIMITS_DOC, limitsDocTable, withLimitsTable } from '../src/store/limits-doc.ts';
@@ -102,7 +103,7 @@ describe('the shipped table', () => {
     const derived = [
       'src/store/sql/money/hold-movement.ts', 'src/store/sql/money/close-movement.ts', 'src/store/sql/money/limit-sql.ts', 'src/billing/hold-refusal.ts',
       'src/admin/key-requests.ts', 'src/admin/views.ts', 'src/admin/limit-fields.ts', 'src/openapi/schemas.ts', 'src/openapi/components.ts',
-      'src/key-info/route.ts', 'src/portal/account-routes.ts', 'src/portal/key-routes.ts', 'src/fine-tuning/routes.ts',
+      'src/key-info/route.ts', 'src/portal/account-routes.ts', 'src/portal/key-routes.ts', 'src/fine-tuning/routes.ts', 'src/cli/admin-cli.ts',
     ];
     // Their SQL columns, API fields and row names (the records' typed fields dailyLimit… stay, for the store's callers).
     const names = /\b(daily_limit|monthly_limit|monthly_spending_limit)(_credits)?\b|\b(day_used|month_used)\b|'(key_daily|key_monthly|spending_limit)'/;
@@ -161,16 +162,19 @@ for (const database of DATABASES) {
         const store = db.store;
         const paying = await account(store, { credits: 6_000_000 });
         await store.accounts.updateAccount(paying, { monthlySpendingLimit: 4_500_000 });
-        const trial = await account(store, { credits: 3_000_000, purchase: false });
+        const trials: string[] = [];
+        for (let i = 0; i < 8; i++) trials.push(await account(store, { credits: 9_000_000, purchase: false }));
+        // Its runs fail, from no client address: the trial rule of failures in a row meets it.
+        const failing = trials[1] as string;
         const young = await account(store, { credits: 3_000_000, purchase: false, createdAt: Date.now() - 3_600_000 });
-        const keys = [await key(store, paying, { dailyLimit: 2_500_000, monthlyLimit: 3_000_000 }), await key(store, paying, { monthlyLimit: 1_200_000 }), await key(store, trial, { dailyLimit: 900_000 })];
+        const keys = [await key(store, paying, { dailyLimit: 2_500_000, monthlyLimit: 3_000_000 }), await key(store, paying, { monthlyLimit: 1_200_000 }), await key(store, trials[0] as string, { dailyLimit: 900_000 })];
         const decided = new Map<string, number>();
-        for (let i = 0; i < 80; i++) {
-          const accountId = pick([paying, paying, trial, young]);
+        for (let i = 0; i < 160; i++) {
+          const accountId = pick([paying, paying, paying, paying, ...trials, young]);
           const own = keys.filter((k) => k.accountId === accountId);
           const h = {
             accountId, key: own.length > 0 && rnd() < 0.7 ? pick(own) : null, counts: rnd() < 0.9, amount: 1 + Math.floor(rnd() * 2_400_000),
-            at: Date.now(), address: rnd() < 0.5 ? null : pick(['10.0.0.1', '10.0.0.2']),
+            at: Date.now(), address: accountId === failing || rnd() < 0.2 ? null : pick(['10.0.0.1', '10.0.0.1', '10.0.0.1', '10.0.0.2']),
           };
           const expected = holdRefusalOf(HOLD_LIMITS, await factsOf(db, h));
           const jobId = randomUUID();
@@ -178,13 +182,13 @@ for (const database of DATABASES) {
           expect(result, `hold ${i}`).toEqual(expected === null ? { ok: true } : { ok: false, ...expected });
           const name = expected === null ? 'passed' : HOLD_LIMITS.find((l) => l.matches(expected))?.name ?? '?';
           decided.set(name, (decided.get(name) ?? 0) + 1);
-          if (result.ok && rnd() < 0.6) {
-            if (rnd() < 0.5) await store.money.settle(jobId, { cost: Math.floor(h.amount * rnd()), usage: {}, status: 'succeeded', at: h.at });
+          if (result.ok && (accountId === failing || rnd() < 0.6)) {
+            if (accountId !== failing && rnd() < 0.8) await store.money.settle(jobId, { cost: Math.floor(h.amount * rnd()), usage: {}, status: 'succeeded', at: h.at });
             else await store.money.refund(jobId, { status: 'failed', errorCode: 'provider_error', at: h.at });
           }
         }
-        // The sequence met most rows: the comparison is not vacuous.
-        expect([...decided.keys()].sort()).toEqual(expect.arrayContaining(['account_too_new', 'insufficient_credits', 'key_daily', 'key_monthly', 'passed', 'spending_limit']));
+        // The sequence met every row, and passes: the comparison is not vacuous.
+        expect([...decided.keys()].sort()).toEqual([...HOLD_LIMITS.map((l) => l.name), 'passed'].sort());
       } finally {
         await db.close();
       }
@@ -257,6 +261,14 @@ for (const database of DATABASES) {
 describe('the test-only row in the derivations without a database', () => {
   it('the docs table gains its line', () => {
     expect(limitsDocTable(WITH_HOURLY)).toContain('| 5 | `key_hourly` | key (its family: the key and every key rotated from it) | the key\'s `hourly_limit_credits` | credits of the key family\'s runs (held, then corrected to cost) | UTC hour | 429 `api_key_limit_exceeded` + `X-Key-Limit-Reset` | `hourly_limit_credits` |');
+  });
+
+  it("its alert's e-mail names its period and when it frees up", () => {
+    const periodStart = Date.UTC(2026, 10, 26, 9);
+    const notification = { id: 1, accountId: 'a', keyId: 'k1', keyFamilyId: 'k1', kind: 'limit_reached' as const, limit: 'hourly', periodStart, threshold: 1, createdAt: periodStart, mail: 'pending' as const };
+    const mail = mailText({ id: 1, accountId: 'a', to: 'a@example.com', accountName: 'Acme', notification, attempts: 0, leaseUntil: 0 }, 'ci');
+    expect(mail.subject).toBe('Model Gateway: API key "ci" reached its hourly credit limit');
+    expect(mail.text).toContain("it would have passed the key's hourly credit limit.\nThe limit frees up at 2026-11-26T10:00:00.000Z.");
   });
 
   it('the TypeScript decision refuses by it, after the daily and monthly limits and before the trial rules', () => {

@@ -2,8 +2,9 @@
  * Second reading of the Stripe payments (issue 31): events out of order. Stripe does not
  * deliver events in order: a `charge.refunded` may arrive before the
  * `checkout.session.completed` of its payment (that delivery failed and is retried later, hours
- * later at Stripe). The refund must still be debited: the credit takes what Stripe says is
- * already refunded when it credits. The admin ledger's entries match the OpenAPI document.
+ * later at Stripe). The refund must still be debited: the refund credits its payment's session
+ * first, and a credit takes what Stripe says is already refunded. The admin ledger's entries
+ * match the OpenAPI document.
  */
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -45,9 +46,10 @@ describe('Stripe events out of order', () => {
     const completed = emu.events.at(-1) as StripeEvent;
     expect(completed.type).toBe('checkout.session.completed');
     const intent = (await stripe.checkout.sessions.retrieve(session.id)).payment_intent as string;
-    // The operator refunds 3 dollars; that event arrives first.
+    // The operator refunds 3 dollars; that event arrives first: the payment is credited then, less the refund.
     await stripe.refunds.create({ payment_intent: intent, amount: 300 });
     expect(emu.deliveries.at(-1)?.status).toBe(200);
+    expect((await gw.admin('GET', `/admin/v1/accounts/${accountId}`)).json.balance_credits).toBe(700);
     // Then the payment's event.
     expect(await emu.deliver(completed)).toEqual([200]);
     const account = (await gw.admin('GET', `/admin/v1/accounts/${accountId}`)).json;

@@ -42,13 +42,13 @@ export interface ChatTarget extends CallTarget {
 }
 
 /** A deployment the request can run on: its plan (the provider's F/S/D column) and adapter. */
-interface PlannedDeployment {
+export interface PlannedDeployment {
   deployment: Deployment;
   plan: ProviderPlan;
   adapter: ProviderAdapter;
 }
 
-interface PreparedModel {
+export interface PreparedModel {
   model: CatalogModel;
   prices: TokenPrices;
   /** The images and PDFs to read and price before the hold. */
@@ -73,7 +73,11 @@ export interface QuotedChat {
 
 /** Validation, models, plans and content support: no money touched (their errors come before the hold). */
 export function prepareChat(body: unknown, catalog: Catalog, adapters: AdapterTable): PreparedChat {
-  const request = parseChatRequest(body);
+  return prepareChatRequest(parseChatRequest(body), catalog, adapters);
+}
+
+/** The same for a request another door (Messages, Responses) has parsed into the internal chat request. */
+export function prepareChatRequest(request: ChatRequest, catalog: Catalog, adapters: AdapterTable): PreparedChat {
   const model = resolveChatModel(request.model, catalog, 'model');
   const fallbacks = request.models !== undefined
     ? request.models.map((slug, i) => resolveChatModel(slug, catalog, `models[${i}]`))
@@ -148,39 +152,74 @@ export function resolveChatModel(name: string, catalog: Catalog, param = 'model'
   return model;
 }
 
-/**
- * The quote: for each candidate, input estimate (real tokenizer) plus every image and PDF page
- * read and priced (content support, continued, with the media limits), plus the capped output,
- * at its prices (the input at a cache-write price where the run may write the cache at it); the hold
- * is the largest. The provider requests are built here, before the hold.
- */
+/** The quote (priceCandidates) and the provider requests, built here, before the hold. */
 export async function quoteChat(prepared: PreparedChat, jobId: string, media: MediaLimits): Promise<QuotedChat> {
+  return quoteRun(prepared, jobId, media, chatTarget);
+}
+
+/** The chat door's request for a deployment: its adapter's chat request. */
+function chatTarget(d: PlannedDeployment, admitted: AdmittedChat): ChatTarget {
+  const { deployment, plan, adapter } = d;
+  return {
+    provider: deployment.provider,
+    providerModelId: deployment.providerModelId,
+    adapter,
+    admitted,
+    build: (apiKey) => adapter.buildRequest(plan.call, apiKey),
+    mapError: (status, body, text) => adapter.mapError(status, body, text),
+    retryDelayMs: (body) => adapter.retryDelayMs?.(body),
+  };
+}
+
+/** What a door quotes and routes: the first candidate's view, the route of its targets, the hold. */
+export interface QuotedRun<T extends CallTarget> {
+  admitted: AdmittedChat;
+  route: ProviderRoute<T>;
+  held: number;
+}
+
+/**
+ * The quote of any door: as `quoteChat`, with the door's own request for each deployment
+ * (`target`: the chat request, a translated one, or a native passthrough).
+ */
+export async function quoteRun<T extends CallTarget & { admitted: AdmittedChat }>(
+  prepared: PreparedChat, jobId: string, media: MediaLimits, target: (d: PlannedDeployment, admitted: AdmittedChat) => T,
+): Promise<QuotedRun<T>> {
+  const { priced, held } = await priceCandidates(prepared, media);
+  const candidates: CallCandidate<T>[] = priced.map(({ candidate, inputTokens }) => ({
+    model: candidate.model.entry.slug,
+    deployments: candidate.deployments.map((d): Deployed<T> => ({
+      weight: d.deployment.weight,
+      priority: d.deployment.priority,
+      target: target(d, { request: prepared.request, model: candidate.model, plan: d.plan, prices: candidate.prices, jobId, held, inputTokens }),
+    })),
+  }));
+  const route = prepareRoute('chat', prepared.request.model, candidates);
+  const admitted = (candidates[0]?.deployments[0] as Deployed<T>).target.admitted;
+  return { admitted, route, held };
+}
+
+/** A candidate with its input estimate (text and media) and its hold. */
+export interface PricedCandidate {
+  candidate: PreparedModel;
+  inputTokens: number;
+  held: number;
+}
+
+/**
+ * Every candidate priced (any door that runs the internal chat request): input estimate (real
+ * tokenizer) plus every image and PDF page read and priced (content support, continued, with the
+ * media limits), plus the capped output, at its prices (the input at a cache-write price where
+ * the run may write the cache at it); the run's hold is the largest.
+ */
+export async function priceCandidates(prepared: PreparedChat, media: MediaLimits): Promise<{ priced: PricedCandidate[]; held: number }> {
   const textTokens = await estimateInputTokens(prepared.request);
-  const priced: { candidate: PreparedModel; inputTokens: number; held: number }[] = [];
+  const priced: PricedCandidate[] = [];
   for (const candidate of prepared.candidates) {
     const first = candidate.deployments[0] as PlannedDeployment;
     const inputTokens = textTokens + (await mediaHoldTokens(candidate.media, first.plan.call.routing.images, media));
     const held = Math.max(...candidate.deployments.map((d) => holdOf(candidate.prices, inputTokens, d.plan.call.maxTokens, d.plan.cacheWrites)));
     priced.push({ candidate, inputTokens, held });
   }
-  const held = Math.max(...priced.map((p) => p.held));
-  const candidates: CallCandidate<ChatTarget>[] = priced.map(({ candidate, inputTokens }) => ({
-    model: candidate.model.entry.slug,
-    deployments: candidate.deployments.map(({ deployment, plan, adapter }): Deployed<ChatTarget> => ({
-      weight: deployment.weight,
-      priority: deployment.priority,
-      target: {
-        provider: deployment.provider,
-        providerModelId: deployment.providerModelId,
-        adapter,
-        admitted: { request: prepared.request, model: candidate.model, plan, prices: candidate.prices, jobId, held, inputTokens },
-        build: (apiKey) => adapter.buildRequest(plan.call, apiKey),
-        mapError: (status, body, text) => adapter.mapError(status, body, text),
-        retryDelayMs: (body) => adapter.retryDelayMs?.(body),
-      },
-    })),
-  }));
-  const route = prepareRoute('chat', prepared.request.model, candidates);
-  const admitted = (candidates[0]?.deployments[0] as Deployed<ChatTarget>).target.admitted;
-  return { admitted, route, held };
+  return { priced, held: Math.max(...priced.map((p) => p.held)) };
 }

@@ -3,11 +3,13 @@
  * capped output tokens, plus images and PDF pages at their most, at the dearest price the
  * input may be billed at) and the exact cost after it, rounded up once.
  */
-import { countTextTokens, tokenCost } from '../billing/tokens.ts';
+import { countTextTokens } from '../billing/tokens.ts';
+import { charsToTokens, costOf } from '../billing/token-settlement.ts';
 import type { TokenPrices } from '../catalog/pricing.ts';
 import type { ChatRequest } from './chat-request.ts';
-import type { CacheTtl, ChatMessage, Usage } from '../shared/chat-wire.ts';
-import { uncachedTokens } from '../shared/usage.ts';
+import type { CacheTtl, ChatMessage } from '../shared/chat-wire.ts';
+
+export { charsToTokens, costOf };
 
 /** Per-message framing tokens in the chat format, and the reply primer. */
 const PER_MESSAGE = 4;
@@ -36,22 +38,6 @@ function messageText(m: ChatMessage): string {
 export async function estimateInputTokens(request: ChatRequest): Promise<number> {
   const texts = inputText(request);
   return PRIMER + texts.length * PER_MESSAGE + (await countTextTokens(texts));
-}
-
-/** About 4 characters per token (the spec's estimate where a provider reports no usage). */
-export function charsToTokens(chars: number): number {
-  return Math.ceil(chars / 4);
-}
-
-/** Uncached input, cache reads, each lifetime of cache writes and output, each at its own price (a null cache price is the input price). */
-export function costOf(prices: TokenPrices, usage: Usage): number {
-  return tokenCost(prices, {
-    input: uncachedTokens(usage),
-    cacheRead: usage.cacheReadTokens,
-    cacheWrite: usage.cacheWrite5mTokens,
-    cacheWrite1h: usage.cacheWrite1hTokens,
-    output: usage.completionTokens,
-  });
 }
 
 /**

@@ -166,7 +166,8 @@ function rejectUnsupported(body: Json): void {
   if (present(body.web_search_options)) throw invalid('web_search_options', 'Web search is not supported.');
 }
 
-function parseModels(v: unknown): string[] | undefined {
+/** `models`: fallback slugs (every door that takes them reads them alike). */
+export function parseModels(v: unknown): string[] | undefined {
   if (!present(v)) return undefined;
   if (!Array.isArray(v) || v.length > LIMITS.models || !v.every((slug) => typeof slug === 'string' && slug !== '')) {
     throw invalid('models', `'models' must be a list of at most ${LIMITS.models} model slugs.`);

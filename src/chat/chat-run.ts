@@ -8,6 +8,7 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 import type { PaidRun } from '../billing/paid-run.ts';
+import { refundFailedRun, settleTokens, usageOrEstimate, usageSoFar, type RunReport } from '../billing/token-settlement.ts';
 import { JsonAnswer } from '../http/json-answer.ts';
 import { SseWriter } from '../http/sse-writer.ts';
 import { StreamingFenceStripper, stripFences } from '../providers/structured-output.ts';
@@ -18,9 +19,7 @@ import type { Routing } from '../routing/routing.ts';
 import type { Completion, FinishReason, Usage } from '../shared/chat-wire.ts';
 import { GatewayError } from '../shared/errors.ts';
 import { noteOutcome, type RunMetrics } from '../shared/run-metrics.ts';
-import { cacheWriteTokens, usageUnits } from '../shared/usage.ts';
 import type { AdmittedChat, ChatTarget } from './admission.ts';
-import { charsToTokens, costOf } from './chat-quote.ts';
 import { ChunkWriter, completionView, type AnswerIdentity } from './completion-view.ts';
 
 export interface ChatRunDeps {
@@ -73,41 +72,27 @@ function stripsFences(admitted: AdmittedChat): boolean {
   return format.type === 'json_object' || admitted.plan.call.routing.json_schema === 'instruction';
 }
 
-/** Usage from the provider, or about 4 characters per token where it reports none. */
-function usageOrEstimate(usage: Usage | undefined, admitted: AdmittedChat, outputChars: number): Usage {
-  return usage ?? { promptTokens: admitted.inputTokens, completionTokens: charsToTokens(outputChars) };
+/** Where the run reports (metrics, the request's log line) and what it bills at. */
+function reportOf(ctx: ChatRunContext, deps: ChatRunDeps): RunReport {
+  return { metrics: deps.metrics, res: ctx.res };
 }
 
-/**
- * What a stream has used: the provider's last counts (provider_2 reports the input, cache parts apart, before
- * any text, so a stream the client closes bills them) plus the output sent after them, about 4 characters a
- * token; without counts, the estimate.
- */
-function usageSoFar(usage: Usage | undefined, admitted: AdmittedChat, outputChars: number, charsCounted: number): Usage {
-  const after = charsToTokens(outputChars - charsCounted);
-  if (usage === undefined || after === 0) return usageOrEstimate(usage, admitted, outputChars);
-  return { ...usage, completionTokens: usage.completionTokens + after };
+function labelsOf(admitted: AdmittedChat) {
+  return { provider: admitted.plan.provider, model: admitted.model.entry.slug };
 }
 
-/** Bills the usage and reports it (metrics, the request's log line). */
-async function settleChat(run: PaidRun, ctx: ChatRunContext, deps: ChatRunDeps, usage: Usage, status: 'succeeded' | 'canceled', upstreamMs: number): Promise<number> {
-  const admitted = ctx.admitted;
-  const charged = await run.settle(costOf(admitted.prices, usage), usageUnits(usage), status);
-  const labels = { provider: admitted.plan.provider, model: admitted.model.entry.slug };
-  const tokens = { inputTokens: usage.promptTokens, outputTokens: usage.completionTokens, cacheReadTokens: usage.cacheReadTokens, reasoningTokens: usage.reasoningTokens };
-  deps.metrics.runSettled({ ...labels, ...tokens, cacheWriteTokens: cacheWriteTokens(usage), microCredits: charged });
-  noteOutcome(ctx.res, { ...tokens, cacheWrite5mTokens: usage.cacheWrite5mTokens, cacheWrite1hTokens: usage.cacheWrite1hTokens, microCredits: charged, upstreamMs });
-  return charged;
+
+function settleChat(run: PaidRun, ctx: ChatRunContext, deps: ChatRunDeps, usage: Usage, status: 'succeeded' | 'canceled', upstreamMs: number): Promise<number> {
+  return settleTokens(run, reportOf(ctx, deps), labelsOf(ctx.admitted), ctx.admitted.prices, usage, status, upstreamMs);
 }
 
-/** A failed run: refunded, its code noted, a provider failure counted. */
-async function refundChat(run: PaidRun, ctx: ChatRunContext, deps: ChatRunDeps, error: GatewayError): Promise<void> {
-  await run.refund(error.code);
-  noteOutcome(ctx.res, { code: error.code, ...(error.logCause === undefined ? {} : { cause: error.logCause }) });
-  if (UPSTREAM_CODES.has(error.code)) deps.metrics.upstreamError(ctx.admitted.plan.provider, error.code);
+function refundChat(run: PaidRun, ctx: ChatRunContext, deps: ChatRunDeps, error: GatewayError): Promise<void> {
+  return refundFailedRun(run, reportOf(ctx, deps), ctx.admitted.plan.provider, error);
 }
 
-const UPSTREAM_CODES = new Set(['upstream_error', 'upstream_rate_limited', 'provider_timeout', 'provider_rejected_request', 'model_unavailable']);
+function usageOf(usage: Usage | undefined, admitted: AdmittedChat, outputChars: number): Usage {
+  return usageOrEstimate(usage, admitted.inputTokens, outputChars);
+}
 
 async function readCompletion(response: UpstreamResponse, target: ChatTarget): Promise<Completion> {
   return target.adapter.parseResponse(await readJsonBody(response));
@@ -123,7 +108,7 @@ export async function runNonStream(run: PaidRun, ctx: ChatRunContext, deps: Chat
     run.throwIfStopped();
     if (stripsFences(ctx.admitted) && completion.content !== null) completion.content = stripFences(completion.content);
     const outputChars = (completion.content ?? '').length + (completion.reasoning ?? '').length + completion.toolCalls.reduce((n, c) => n + c.name.length + c.arguments.length, 0);
-    const usage = usageOrEstimate(completion.usage, ctx.admitted, outputChars);
+    const usage = usageOf(completion.usage, ctx.admitted, outputChars);
     await settleChat(run, ctx, deps, usage, 'succeeded', upstreamMs);
     answer.send(200, completionView(who, completion, usage));
   } catch (thrown) {
@@ -215,14 +200,14 @@ export async function runStream(run: PaidRun, ctx: ChatRunContext, deps: ChatRun
     handle(ending.events);
     run.throwIfStopped();
     if (!ending.complete || finish === undefined) throw streamBroken();
-    const billed = usageSoFar(usage, admitted, outputChars, charsCounted);
+    const billed = usageSoFar(usage, admitted.inputTokens, outputChars, charsCounted);
     await settleChat(run, ctx, deps, billed, 'succeeded', performance.now() - upstreamStart);
     if (admitted.request.includeUsage) sse.write(chunks.usage(billed));
     sse.end('data: [DONE]\n\n');
   } catch (thrown) {
     if (run.stopReason === 'client_closed') {
       // Tokens generated so far are billed and the rest released; before the first chunk, all of it is refunded (499).
-      if (sse.started) await settleChat(run, ctx, deps, usageSoFar(usage, admitted, outputChars, charsCounted), 'canceled', performance.now() - upstreamStart);
+      if (sse.started) await settleChat(run, ctx, deps, usageSoFar(usage, admitted.inputTokens, outputChars, charsCounted), 'canceled', performance.now() - upstreamStart);
       else await run.refund('client_closed_request', 'canceled');
       sse.stop();
       return;

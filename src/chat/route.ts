@@ -32,7 +32,8 @@ export interface ChatRouteDeps {
   now?: () => number;
 }
 
-const CHAT_REFUSAL: RefusalCodes = {
+/** A chat run's refusal codes and wording (the Messages route's runs are chat runs). */
+export const CHAT_REFUSAL: RefusalCodes = {
   spendingLimit: 'spending_limit_reached',
   holdMadeOf: 'input estimate plus max_tokens output',
   lowerBy: 'lower max_tokens',

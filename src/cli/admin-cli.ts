@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { DEFAULT_DATABASE_URL, loadConfig } from '../config.ts';
 import { createGateway } from '../gateway.ts';
+import { HOLD_LIMITS, limitSettings } from '../store/limits.ts';
 
 export interface AdminCall {
   method: 'GET' | 'POST' | 'PATCH';
@@ -15,14 +16,17 @@ export interface AdminCall {
   body?: Record<string, unknown>;
 }
 
+/** The limit flags of an account's or a key's command, from the limit table (src/store/limits.ts). */
+const limitFlags = (owner: 'account' | 'key', value: string) => limitSettings(HOLD_LIMITS, owner).map((s) => `[--${s.flag} ${value}]`).join(' ');
+
 const USAGE = `Usage: npm run admin -- [--direct] <command>
   accounts create --name NAME [--email E] [--has-purchase] [--no-billing-emails] [--created-at ISO]
   accounts get ACCOUNT_ID
-  accounts patch ACCOUNT_ID [--monthly-limit CREDITS|null] [--billing-emails true|false]
+  accounts patch ACCOUNT_ID ${limitFlags('account', 'CREDITS|null')} [--billing-emails true|false]
   credits add ACCOUNT_ID --credits N [--purchase]
-  keys create ACCOUNT_ID --name NAME [--scopes read,chat] [--rpm N] [--allow IP,CIDR] [--daily-limit N] [--monthly-limit N] [--expires never|30d|90d|1y|ISO] [--warning 0.8] [--email-alerts]
+  keys create ACCOUNT_ID --name NAME [--scopes read,chat] [--rpm N] [--allow IP,CIDR] ${limitFlags('key', 'N')} [--expires never|30d|90d|1y|ISO] [--warning 0.8] [--email-alerts]
   keys list ACCOUNT_ID
-  keys patch KEY_ID [--name N] [--daily-limit N|null] [--monthly-limit N|null] [--warning X] [--email-alerts true|false]
+  keys patch KEY_ID [--name N] ${limitFlags('key', 'N|null')} [--warning X] [--email-alerts true|false]
   keys revoke KEY_ID
   keys rotate KEY_ID
   keys usage KEY_ID
@@ -67,6 +71,9 @@ export function parseAdminCommand(argv: string[]): AdminCall {
   };
   const numOrNull = (v: string) => (v === 'null' || v === 'none' ? null : num(v));
   const bool = (v: string) => v !== 'false';
+  const setLimits = (owner: 'account' | 'key') => {
+    for (const s of limitSettings(HOLD_LIMITS, owner)) set(s.flag, s.api, numOrNull);
+  };
   const list = (v: string) => v.split(',').map((s) => s.trim()).filter((s) => s !== '');
 
   switch (`${group} ${action}`) {
@@ -80,7 +87,7 @@ export function parseAdminCommand(argv: string[]): AdminCall {
     case 'accounts get':
       return { method: 'GET', path: `/admin/v1/accounts/${need('ACCOUNT_ID')}` };
     case 'accounts patch':
-      set('monthly-limit', 'monthly_spending_limit_credits', numOrNull);
+      setLimits('account');
       set('billing-emails', 'billing_emails', bool);
       return { method: 'PATCH', path: `/admin/v1/accounts/${need('ACCOUNT_ID')}`, body };
     case 'credits add':
@@ -92,8 +99,7 @@ export function parseAdminCommand(argv: string[]): AdminCall {
       set('scopes', 'scopes', list);
       set('rpm', 'requests_per_minute', num);
       set('allow', 'ip_allowlist', list);
-      set('daily-limit', 'daily_limit_credits', numOrNull);
-      set('monthly-limit', 'monthly_limit_credits', numOrNull);
+      setLimits('key');
       set('expires', 'expires', String);
       set('warning', 'warning_threshold', num);
       set('email-alerts', 'email_alerts', bool);
@@ -102,8 +108,7 @@ export function parseAdminCommand(argv: string[]): AdminCall {
       return { method: 'GET', path: `/admin/v1/accounts/${need('ACCOUNT_ID')}/keys` };
     case 'keys patch':
       set('name', 'name', String);
-      set('daily-limit', 'daily_limit_credits', numOrNull);
-      set('monthly-limit', 'monthly_limit_credits', numOrNull);
+      setLimits('key');
       set('warning', 'warning_threshold', num);
       set('email-alerts', 'email_alerts', bool);
       return { method: 'PATCH', path: `/admin/v1/keys/${need('KEY_ID')}`, body };

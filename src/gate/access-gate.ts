@@ -141,6 +141,19 @@ export function rateLimitHeaders(rate: RateLimitDecision): Record<string, string
   };
 }
 
+/**
+ * The credentials of a route that also takes the key in `x-api-key` (the Anthropic SDKs), as an
+ * Authorization value: `x-api-key` alone stands for `Bearer <key>`; both present and naming
+ * different keys is no key at all (401), never a choice between them.
+ */
+export function authorizationWithApiKey(authorization: string | undefined, apiKey: string | string[] | undefined): string | undefined {
+  if (apiKey === undefined) return authorization;
+  const key = Array.isArray(apiKey) ? undefined : apiKey.trim();
+  if (key === undefined || key === '') return 'Bearer -';
+  if (authorization === undefined) return `Bearer ${key}`;
+  return bearerSecret(authorization) === key ? authorization : 'Bearer -';
+}
+
 function bearerSecret(header: string | undefined): string | undefined {
   if (header === undefined) return undefined;
   const match = /^Bearer +(\S+) *$/i.exec(header);

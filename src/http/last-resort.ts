@@ -5,16 +5,18 @@
  * connection is closed, which a client reads as an incomplete answer.
  */
 import type { ServerResponse } from 'node:http';
-import { internalError } from '../shared/errors.ts';
+import { internalError, type GatewayError } from '../shared/errors.ts';
 
-export function endUnfinishedAnswer(res: ServerResponse, headers: Record<string, string>, withParam: boolean): void {
+export function endUnfinishedAnswer(res: ServerResponse, headers: Record<string, string>, withParam: boolean, envelope?: (error: GatewayError) => unknown): void {
   if (res.writableEnded || res.destroyed) return;
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  const body = internalError().body();
-  if (withParam) body.error.param = null;
+  const error = internalError();
+  const plain = error.body();
+  if (withParam) plain.error.param = null;
+  const body = envelope === undefined ? plain : envelope(error);
   try {
     res.writeHead(500, { ...headers, 'content-type': 'application/json; charset=utf-8' });
     res.end(JSON.stringify(body));

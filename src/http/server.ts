@@ -6,7 +6,7 @@
  */
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { FastifyBaseLogger } from 'fastify';
-import { AccessGate, RefusedAfterKey, rateLimitHeaders, type GatePass, type KeyPass } from '../gate/access-gate.ts';
+import { AccessGate, RefusedAfterKey, authorizationWithApiKey, rateLimitHeaders, type GatePass, type KeyPass } from '../gate/access-gate.ts';
 import type { RouteAccess } from '../shared/route-access.ts';
 import { GatewayError, internalError } from '../shared/errors.ts';
 import { answerClientError, answerExpectationFailed, answerFrameworkError } from './client-error.ts';
@@ -19,6 +19,8 @@ declare module 'fastify' {
     access?: RouteAccess;
     /** Chat errors carry `param` (null when no field is at fault). */
     errorParam?: boolean;
+    /** A door whose clients read another format's error body (Messages: Anthropic's envelope) renders it here. */
+    errorEnvelope?: (error: GatewayError) => unknown;
   }
   interface FastifyRequest {
     gate: GatePass | undefined;
@@ -77,7 +79,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
     const access = request.routeOptions.config.access;
     if (access === undefined) return;
     const gateRequest = {
-      authorization: request.headers.authorization,
+      authorization: access.keyHeader === 'x-api-key' ? authorizationWithApiKey(request.headers.authorization, request.headers['x-api-key']) : request.headers.authorization,
       socketAddress: request.socket.remoteAddress,
       forwardedFor: request.headers['x-forwarded-for'],
     };
@@ -99,14 +101,14 @@ export function createServer(options: ServerOptions): FastifyInstance {
     // A client that hangs up while sending its body is no fault of ours: one info line, no stack.
     if (!request.raw.complete && (request.raw.socket?.destroyed ?? true)) {
       request.log.info({ url: request.url, method: request.method }, 'the client closed the connection while sending its body');
-      sendError(reply, new GatewayError('client_closed_request', 'The client closed the connection before its body was read.'), false);
+      sendError(reply, new GatewayError('client_closed_request', 'The client closed the connection before its body was read.'), false, request.routeOptions.config.errorEnvelope);
       return;
     }
     const gatewayError = toGatewayError(error, request);
     if (gatewayError.code === 'internal_error') {
       request.log.error({ err: error, url: request.url, method: request.method }, 'unexpected error');
     }
-    sendError(reply, gatewayError, request.routeOptions.config.errorParam === true);
+    sendError(reply, gatewayError, request.routeOptions.config.errorParam === true, request.routeOptions.config.errorEnvelope);
   });
 
   app.setNotFoundHandler((request, reply) => {
@@ -122,9 +124,13 @@ export function createServer(options: ServerOptions): FastifyInstance {
   return app;
 }
 
-export function sendError(reply: FastifyReply, error: GatewayError, withParam: boolean): void {
+export function sendError(reply: FastifyReply, error: GatewayError, withParam: boolean, envelope?: (error: GatewayError) => unknown): void {
   noteOutcome(reply.raw, { code: error.code, ...(error.logCause === undefined ? {} : { cause: error.logCause }) });
   if (error.headers !== undefined) reply.headers(error.headers);
+  if (envelope !== undefined) {
+    reply.code(error.status).type('application/json; charset=utf-8').send(envelope(error));
+    return;
+  }
   const body = error.body();
   if (withParam && body.error.param === undefined) body.error.param = null;
   reply.code(error.status).type('application/json; charset=utf-8').send(body);

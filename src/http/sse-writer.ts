@@ -4,7 +4,6 @@
  * comments while the run is quiet, and an error as the final event once started.
  */
 import type { ServerResponse } from 'node:http';
-import type { ErrorBody } from '../shared/errors.ts';
 
 export class SseWriter {
   private out = '';
@@ -52,7 +51,7 @@ export class SseWriter {
   }
 
   /** An error: a normal HTTP error before the first byte, one `data: {error}` event (no [DONE]) after it. */
-  fail(status: number, body: ErrorBody): void {
+  fail(status: number, body: object): void {
     if (this.opened) {
       this.end(`data: ${JSON.stringify(body)}\n\n`);
       return;

@@ -23,6 +23,7 @@ export interface JobsRouteDeps {
 /** The scope that creates each kind of job. */
 const KIND_SCOPE: Record<JobKind, Scope> = {
   chat: 'chat',
+  messages: 'chat',
   embeddings: 'embeddings',
   image: 'images',
   video: 'video',

@@ -7,7 +7,8 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import nodemailer, { type Transporter } from 'nodemailer';
-import { iso, startOfNextUtcDay, startOfNextUtcMonth } from '../shared/time.ts';
+import { iso } from '../shared/time.ts';
+import { PERIODS, periodCalled } from '../store/limits.ts';
 import type { ClaimedMail, KeyStore, NotificationStore } from '../store/types.ts';
 
 /** The outbox's rows, and the key a mail names. */
@@ -39,8 +40,10 @@ function retryDelay(attempt: number): number {
 /** The mail's subject and text, in words. */
 export function mailText(mail: ClaimedMail, keyName: string): { subject: string; text: string } {
   const n = mail.notification;
-  const period = n.limit === 'daily' ? 'daily' : 'monthly';
-  const resets = n.limit === 'daily' ? startOfNextUtcDay(n.periodStart) : startOfNextUtcMonth(n.periodStart);
+  // The key limit's period, by the name its row gives it (src/store/limits.ts).
+  const limitPeriod = periodCalled(n.limit) ?? PERIODS.month;
+  const period = limitPeriod.adjective;
+  const resets = limitPeriod.next(n.periodStart);
   const subject = n.kind === 'warning'
     ? `Model Gateway: API key "${keyName}" has used ${Math.round(n.threshold * 100)}% of its ${period} credit limit`
     : `Model Gateway: API key "${keyName}" reached its ${period} credit limit`;

@@ -4,6 +4,7 @@ import { keyBodiesFor } from '../admin/key-requests.ts';
 import { accountPatchBodyFor, addCreditsBody, newAccountBody } from '../admin/routes.ts';
 import { modelDetailSchema, modelListSchema } from '../catalog/model-schema.ts';
 import { chatRequestSchema } from '../chat/chat-schema.ts';
+import { countTokensSchema, messageSchema, messagesErrorSchema, messagesRequestSchema } from './messages-operations.ts';
 import {
   accountSchemaFor, chatChunkSchema, chatCompletionSchema, errorSchema, issuedKeySchemaFor, jsonRpcRequestSchema, jsonRpcResponseSchema,
   keySchemaFor, keyUsageSchema, ledgerEntrySchema, notificationSchema, statsSchema,
@@ -15,6 +16,10 @@ export const componentSchemas = (limits: readonly HoldLimit[]): [name: string, s
   ['ChatCompletionRequest', chatRequestSchema, 'input'],
   ['ChatCompletion', chatCompletionSchema, 'output'],
   ['ChatCompletionChunk', chatChunkSchema, 'output'],
+  ['MessagesRequest', messagesRequestSchema, 'input'],
+  ['Message', messageSchema, 'output'],
+  ['MessagesError', messagesErrorSchema, 'output'],
+  ['MessagesTokenCount', countTokensSchema, 'output'],
   ['ModelDetail', modelDetailSchema, 'output'],
   ['ModelList', modelListSchema, 'output'],
   ['Error', errorSchema, 'output'],

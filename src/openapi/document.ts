@@ -25,7 +25,7 @@ const HEADERS: Record<string, { description: string; schema: Json }> = {
   'X-RateLimit-Limit': { description: "The key's requests per minute.", schema: { type: 'integer' } },
   'X-RateLimit-Remaining': { description: 'Requests left in the current 60-second window.', schema: { type: 'integer' } },
   'X-RateLimit-Reset': { description: 'Seconds until the window has room: 60 on an allowed request; on a 429, until the oldest request leaves the window.', schema: { type: 'integer' } },
-  'X-Service-Job-Id': { description: 'The job id (UUID), also in `id` after `chatcmpl-`. Sent once the credits were reserved.', schema: { type: 'string', format: 'uuid' } },
+  'X-Service-Job-Id': { description: 'The job id (UUID), also in `id` after `chatcmpl-` (`msg_` on the Messages route). Sent once the credits were reserved.', schema: { type: 'string', format: 'uuid' } },
   'X-Service-Ignored-Params': { description: 'Only when something was dropped: comma-separated names of unknown top-level fields, tool_choice / parallel_tool_calls without tools, and parameters the provider or model does not take.', schema: { type: 'string' } },
   'X-Key-Limit-Reset': { description: "On 429 api_key_limit_exceeded: the instant the key's credit limit frees up (ISO 8601, UTC).", schema: { type: 'string', format: 'date-time' } },
   'X-Job-Id': { description: 'The job id (UUID) of an embeddings or media run.', schema: { type: 'string', format: 'uuid' } },
@@ -55,7 +55,7 @@ function errorResponses(op: Operation): Json {
     answers[String(status)] = {
       description: codes.map((c) => `\`${c}\``).join(', '),
       headers: headers(names),
-      content: { 'application/json': { schema: ref('Error') } },
+      content: { 'application/json': { schema: ref(op.errorSchema ?? 'Error') } },
     };
   }
   return answers;
@@ -78,6 +78,7 @@ function operationObject(op: Operation): Json {
     admin: [{ adminToken: [] }],
     metrics: [{ metricsToken: [] }, { adminToken: [] }],
     portal: [{ portalSession: [] }],
+    messagesKey: [{ apiKey: [] }, { anthropicApiKey: [] }],
   }[op.security];
   return {
     operationId: op.operationId,
@@ -131,6 +132,7 @@ export function buildOpenApiDocument(version: string, limits: readonly HoldLimit
         apiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'svc_live_ followed by 64 hex characters', description: 'An API key.' },
         adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN of the gateway (operators).' },
         metricsToken: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN of the gateway (ADMIN_TOKEN works too).' },
+        anthropicApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'An API key as the Anthropic SDKs send it (the Messages route).' },
         portalSession: { type: 'apiKey', in: 'cookie', name: 'mg_portal', description: 'The portal session cookie (sign-in by e-mail link or OpenID Connect); changes also send X-CSRF-Token.' },
       },
     },

@@ -17,7 +17,7 @@ export interface Operation {
   summary: string;
   description: string;
   tag: string;
-  security: 'none' | 'apiKey' | 'optionalApiKey' | 'admin' | 'metrics' | 'portal';
+  security: 'none' | 'apiKey' | 'optionalApiKey' | 'admin' | 'metrics' | 'portal' | 'messagesKey';
   scope?: Scope;
   parameters?: Json[];
   body?: Json;
@@ -26,11 +26,14 @@ export interface Operation {
   errors: ErrorCode[];
   /** Headers on every error answer except 401 (chat: the rate-limit headers come on every answer after the key check). */
   errorHeaders?: string[];
+  /** The error body's schema where a route answers in another format's envelope (default `Error`). */
+  errorSchema?: string;
 }
 
 export const TAGS = [
   { name: 'Chat', description: 'Chat completions in the widely used chat-completions format: streaming, tools, structured output.' },
   { name: 'Models', description: 'The public model catalog: free, no key needed.' },
+  { name: 'Messages', description: 'The Anthropic Messages format, for Claude Code and the Anthropic SDKs (base URL: the gateway\'s origin + `/api`), on every chat model.' },
   { name: 'Embeddings', description: 'Embeddings in the widely used embeddings format.' },
   { name: 'Media', description: 'Images, videos, speech, transcription and voice-sample uploads.' },
   { name: 'Jobs', description: 'Polling runs by job id.' },

@@ -9,6 +9,7 @@ import type { ErrorCode } from '../shared/errors.ts';
 import { body, GATE, json, pathParam, RATE_HEADERS, ref, type Json, type Operation } from './operation-parts.ts';
 import { FINE_TUNING } from './fine-tuning-operations.ts';
 import { RUNS } from './run-operations.ts';
+import { MESSAGES } from './messages-operations.ts';
 import { PORTAL } from './portal-operations.ts';
 
 export { TAGS, type Operation } from './operation-parts.ts';
@@ -281,4 +282,4 @@ const BUILT: Operation[] = [
   },
 ];
 
-export const OPERATIONS: readonly Operation[] = [...BUILT, ...RUNS, ...FINE_TUNING, ...AUDIO, ...PORTAL];
+export const OPERATIONS: readonly Operation[] = [...BUILT, ...MESSAGES, ...RUNS, ...FINE_TUNING, ...AUDIO, ...PORTAL];

@@ -107,7 +107,16 @@ export class StripePayments {
   private async refunded(charge: Stripe.Charge): Promise<EventOutcome> {
     const intent = typeof charge.payment_intent === 'string' ? charge.payment_intent : charge.payment_intent?.id;
     if (intent === undefined) return 'ignored';
-    const result = await this.store.debitRefund(intent, charge.amount_refunded, this.now());
+    let result = await this.store.debitRefund(intent, charge.amount_refunded, this.now());
+    if (result.outcome === 'unknown_payment') {
+      // Stripe keeps no order: the payment's own event may not have been credited yet (or be credited now, with a
+      // count of refunds older than this one). Its session is credited here first, then this refund applies.
+      const session = (await this.stripe.checkout.sessions.list({ payment_intent: intent, limit: 1 })).data[0];
+      const credit = session === undefined ? 'ignored' : await this.paid(session);
+      if (credit === 'ignored') return 'ignored';
+      result = await this.store.debitRefund(intent, charge.amount_refunded, this.now());
+      if (result.outcome !== 'debited') return credit;
+    }
     return result.outcome === 'debited' ? 'debited' : 'ignored';
   }
 }

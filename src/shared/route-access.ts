@@ -16,4 +16,6 @@ export interface RouteAccess {
    * route: the route sets them where its rules say (images, embeddings, videos).
    */
   rateHeaders: 'always' | 'never' | 'route';
+  /** 'x-api-key': the key may also come in `x-api-key`, as the Anthropic SDKs send it (the Messages route). */
+  keyHeader?: 'x-api-key';
 }

@@ -10,7 +10,8 @@ import type { HoldLimit, HoldRefusal } from './limits.ts';
 export { TRIAL_RULES, type HoldRefusal, type TrialRules } from './limits.ts';
 
 /** What a job is: one per billed route. */
-export type JobKind = 'chat' | 'embeddings' | 'image' | 'video' | 'speech' | 'transcription' | 'fine_tuning';
+/** `messages`: a chat run through the Messages route (the Anthropic format), shown apart in the request log. */
+export type JobKind = 'chat' | 'messages' | 'embeddings' | 'image' | 'video' | 'speech' | 'transcription' | 'fine_tuning';
 
 /**
  * Whether a run of each kind ends with its request. Such a run may be reserved in memory (docs/money-path.md):
@@ -19,6 +20,7 @@ export type JobKind = 'chat' | 'embeddings' | 'image' | 'video' | 'speech' | 'tr
  */
 export const RUN_ENDS_WITH_REQUEST: Readonly<Record<JobKind, boolean>> = {
   chat: true,
+  messages: true,
   embeddings: true,
   image: false,
   video: false,

@@ -1,7 +1,8 @@
 /** Limit notifications and the e-mail outbox. */
 
 export type NotificationKind = 'warning' | 'limit_reached';
-export type LimitPeriod = 'daily' | 'monthly';
+/** The alerting key limit's period, as its row names it (src/store/limits.ts): daily, monthly, or a later row's. */
+export type LimitPeriod = string;
 /** none: no e-mail wanted (switches off, no address); pending: queued or retrying; suppressed: over the account's 10 in 24 hours. */
 export type MailState = 'none' | 'pending' | 'sent' | 'failed' | 'suppressed';
 

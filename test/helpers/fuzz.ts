@@ -50,6 +50,8 @@ export interface FuzzRoute {
   auth: 'key' | 'admin' | 'public';
   /** Chat-format routes: every error names `param` (the field at fault, or null). */
   errorParam: boolean;
+  /** 'anthropic': the route's errors are `{type: "error", error: {…}}` (the Messages route); the server's own before routing stay `{error}`. */
+  errorEnvelope?: 'anthropic';
   /**
    * Money: `paid` routes bill only a run whose answer was sent (then `paid` says how to
    * read the answer); `free` ones never touch a ledger; `admin` keeps the sandbox ledger consistent.
@@ -232,7 +234,8 @@ async function checkAnswer(row: FuzzRoute, request: RawRequest, routeCase: Route
   const hasBody = request.method !== 'HEAD' && answer.status !== 304 && answer.status !== 204;
   if (answer.status >= 400 && hasBody) {
     check(json !== undefined && typeof json === 'object' && json !== null, `an error answer that is not JSON: ${answer.body.slice(0, 200)}`);
-    check(Object.keys(json).length === 1 && typeof json.error === 'object' && json.error !== null, 'an error answer that is not {error:{…}}');
+    const enveloped = row.errorEnvelope === 'anthropic' && Object.keys(json).length === 2 && json.type === 'error';
+    check((enveloped || Object.keys(json).length === 1) && typeof json.error === 'object' && json.error !== null, 'an error answer that is not {error:{…}}');
     check(typeof json.error.message === 'string' && typeof json.error.type === 'string' && typeof json.error.code === 'string', 'error.message, type and code must be strings');
     for (const field of Object.keys(json.error)) check(ERROR_FIELDS.has(field), `unexpected error field '${field}'`);
     // Chat errors name the field at fault (or null), also before routing (param null); not the router's own

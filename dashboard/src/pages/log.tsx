@@ -34,7 +34,7 @@ export function LogPage({ params }: { params: URLSearchParams }) {
               <caption>{page.data.data.length === 0 ? 'No requests match.' : `${page.data.data.length} requests, newest first`}</caption>
               <thead>
                 <tr>
-                  {['Time', 'Key', 'Model', 'Status', 'Code', 'Tokens in / out', 'Cache read / written', 'Credits', 'Latency'].map((h) => <th key={h} scope="col">{h}</th>)}
+                  {['Time', 'Key', 'Kind', 'Model', 'Status', 'Code', 'Tokens in / out', 'Cache read / written', 'Credits', 'Latency'].map((h) => <th key={h} scope="col">{h}</th>)}
                 </tr>
               </thead>
               <tbody>
@@ -42,6 +42,7 @@ export function LogPage({ params }: { params: URLSearchParams }) {
                   <tr key={j.id}>
                     <td>{when(j.created_at)}</td>
                     <td>{j.key_id === null ? '—' : <a href={`#/log?key_id=${j.key_id}`}>{j.key_name ?? j.key_id}</a>}</td>
+                    <td>{j.kind}</td>
                     <td><a href={`#/log?model=${encodeURIComponent(j.model)}`}>{j.model}</a></td>
                     <td>{j.status}</td>
                     <td>{j.code ?? '—'}</td>

@@ -59,7 +59,8 @@ function refusalOf(details: unknown): string | null {
   return typeof explanation === 'string' && explanation !== '' ? explanation : null;
 }
 
-function streamError(body: unknown): GatewayError {
+/** An `event: error` inside a provider_2 stream → our error (5xx-class as upstream_error). */
+export function streamError(body: unknown): GatewayError {
   const error = typeof body === 'object' && body !== null ? (body as Json).error : undefined;
   const type = typeof error === 'object' && error !== null ? (error as Json).type : undefined;
   const message = errorMessageOf(body) ?? 'error';
