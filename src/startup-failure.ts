@@ -39,6 +39,10 @@ export function databaseFailure(error: unknown, databaseUrl: string): Error {
   const code = codeOf(error);
   const message = error instanceof Error ? oneLine(error.message) : String(error);
   if (databaseUrl.startsWith('sqlite:')) {
+    const path = databaseUrl.slice('sqlite:'.length);
+    if (code === 'DATABASE_IN_USE') {
+      return new StartupError(`DATABASE_URL: the SQLite database ${path} is in use by another gateway process (${path}.lock is locked); SQLite runs one gateway process per database: stop the other one, use the admin API, or use PostgreSQL for several processes.`);
+    }
     return new StartupError(`DATABASE_URL: cannot open the SQLite database ${databaseUrl.slice('sqlite:'.length)} (${message}): check the path and that this user may write there.`);
   }
   const where = postgresPlace(databaseUrl);

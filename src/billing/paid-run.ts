@@ -9,7 +9,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { GatewayError, internalError, invalidApiKey } from '../shared/errors.ts';
 import { NO_RUN_METRICS, type RunMetrics } from '../shared/run-metrics.ts';
-import type { HoldResult, JobAttempt, JobKind, MoneyStore, NewHold, Refund, RouteFacts, Settlement, UsageUnits } from '../store/money-contract.ts';
+import { RECORD_AFTER_MS, RUN_ENDS_WITH_REQUEST, type HoldResult, type JobAttempt, type JobKind, type MoneyStore, type NewHold, type Refund, type RouteFacts, type Settlement, type UsageUnits } from '../store/money-contract.ts';
 import type { ApiKeyRecord } from '../store/types.ts';
 import { limitsOf } from '../store/limits.ts';
 import { refusalError, type RefusalCodes } from './hold-refusal.ts';
@@ -350,6 +350,7 @@ export class PaidRuns {
       clientAddress: request.clientAddress,
       countsTowardKeyLimits: request.countsTowardKeyLimits ?? true,
     };
+    if (RUN_ENDS_WITH_REQUEST[request.kind]) hold.recordAfterMs = RECORD_AFTER_MS;
     let result: HoldResult;
     try {
       result = await this.deps.money.hold(hold);

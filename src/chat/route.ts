@@ -4,7 +4,6 @@
  * any money moves) → the quote → the answer's headers, checked → the paid-run core's
  * atomic hold → the run.
  */
-import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { payingKeyOf, type PaidRuns } from '../billing/paid-run.ts';
 import type { RefusalCodes } from '../billing/hold-refusal.ts';
@@ -20,6 +19,7 @@ import { invalidApiKey } from '../shared/errors.ts';
 import { NO_RUN_METRICS, noteOutcome, type RunMetrics } from '../shared/run-metrics.ts';
 import { prepareChat, quoteChat } from './admission.ts';
 import { runNonStream, runStream, type ChatRunDeps } from './chat-run.ts';
+import { newJobId } from '../shared/job-id.ts';
 
 export interface ChatRouteDeps {
   catalog: Catalog;
@@ -49,7 +49,7 @@ export function registerChatRoute(app: FastifyInstance, deps: ChatRouteDeps): vo
     // Everything the provider calls and the answer's headers need is decided, and checked (every
     // candidate's request built), before any money moves: nothing that fails later can leave a held run unanswered.
     const prepared = prepareChat(request.body, deps.catalog, deps.adapters);
-    const jobId = randomUUID();
+    const jobId = newJobId();
     const { admitted, route, held } = await quoteChat(prepared, jobId, deps.config.media);
     const headers = answerHeaders(
       reply.getHeaders(),

@@ -5,7 +5,6 @@
  * gate's order and rate-limit headers, every error in that API's envelope. A run is chat's: the
  * same quote, hold, limits, refunds and headers (X-Service-Job-Id, X-Service-Ignored-Params).
  */
-import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { payingKeyOf } from '../billing/paid-run.ts';
 import { answerHeaders } from '../http/answer-headers.ts';
@@ -21,6 +20,7 @@ import type { Deployed } from '../providers/provider-call.ts';
 import { countTokens } from './count-tokens.ts';
 import { errorEnvelope } from './envelope.ts';
 import { runMessage, runMessageStream, type MessagesRunDeps } from './messages-run.ts';
+import { newJobId } from '../shared/job-id.ts';
 
 /** What the chat route needs, the same for this door. */
 export type MessagesRouteDeps = Omit<ChatRouteDeps, 'now'>;
@@ -47,7 +47,7 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: MessagesRoute
     const pass = request.gate;
     if (pass === undefined) throw invalidApiKey();
     const prepared = prepareMessages(request.body, passthroughHeaders(request), deps.catalog, deps.adapters);
-    const jobId = randomUUID();
+    const jobId = newJobId();
     const { route, held } = await quoteMessages(prepared, jobId, deps.config.media);
     const first = (route.candidates[0]?.deployments[0] as Deployed<MessagesTarget>).target;
     const headers = answerHeaders(

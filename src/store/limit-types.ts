@@ -77,6 +77,12 @@ export interface HoldFacts {
 export interface Reading {
   readonly sql: string;
   ts(facts: HoldFacts): number | null;
+  /**
+   * What this usage counts of the runs a process reserves in memory (SQLite, docs/money-path.md): the account's
+   * open holds, or the key family's usage. The SQL adds the process's reservations to it; `ts` gets facts that
+   * include them already.
+   */
+  readonly reserved?: 'held' | 'keyUse';
 }
 
 /** A limit an admin sets: a nullable micro-credit column of its owner's table (null: no limit). */

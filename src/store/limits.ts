@@ -54,6 +54,7 @@ export function settingOf(record: object, setting: LimitSetting): number | null 
 const familyUsed = (period: PeriodName): Reading => ({
   sql: `CASE WHEN f.${period}_start >= @${period} THEN f.${period}_used ELSE 0 END`,
   ts: (f) => f.key?.used[period] ?? 0,
+  reserved: 'keyUse',
 });
 
 /**
@@ -128,7 +129,7 @@ export const HOLD_LIMITS: readonly HoldLimit[] = [
     ceilingDoc: "the account's balance",
     counts: "the account's open holds",
     ceiling: { sql: 'a.balance', ts: (f) => f.account.balance },
-    used: { sql: 'a.held', ts: (f) => f.account.held },
+    used: { sql: 'a.held', ts: (f) => f.account.held, reserved: 'held' },
     adds: 'amount',
     code: 'insufficient_credits',
     answer: ({ ceiling, used }) => ({ reason: 'insufficient_credits', available: ceiling - used }),
@@ -144,7 +145,7 @@ export const HOLD_LIMITS: readonly HoldLimit[] = [
     ceilingDoc: "the account's `monthly_spending_limit_credits`",
     counts: "the account's settled charges this month plus its open holds",
     ceiling: { sql: `a.${SPENDING.column}`, ts: (f) => settingOf(f.account.settings, SPENDING) ?? null },
-    used: { sql: 'CASE WHEN a.month_start >= @month THEN a.month_settled ELSE 0 END + a.held', ts: (f) => f.account.monthSettled + f.account.held },
+    used: { sql: 'CASE WHEN a.month_start >= @month THEN a.month_settled ELSE 0 END + a.held', ts: (f) => f.account.monthSettled + f.account.held, reserved: 'held' },
     adds: 'amount',
     code: 'route',
     setting: SPENDING,

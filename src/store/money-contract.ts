@@ -14,6 +14,25 @@ export { TRIAL_RULES, type HoldRefusal, type TrialRules } from './limits.ts';
 /** `responses`: a chat run through the Responses route (the OpenAI Responses format), shown apart in the request log. */
 export type JobKind = 'chat' | 'messages' | 'responses' | 'embeddings' | 'image' | 'video' | 'speech' | 'transcription' | 'fine_tuning';
 
+/**
+ * Whether a run of each kind ends with its request. Such a run may be reserved in memory (docs/money-path.md):
+ * nothing durable until it closes or has run `RECORD_AFTER_MS`. Media and fine-tuning runs outlive their request
+ * (a restarted process adopts them), so they always take the durable hold.
+ */
+export const RUN_ENDS_WITH_REQUEST: Readonly<Record<JobKind, boolean>> = {
+  chat: true,
+  messages: true,
+  embeddings: true,
+  image: false,
+  video: false,
+  speech: false,
+  transcription: false,
+  fine_tuning: false,
+};
+
+/** A run reserved in memory and still in flight this long after its hold is recorded as a durable hold. */
+export const RECORD_AFTER_MS = 250;
+
 /** A job's life: processing (held, running) → succeeded | failed | canceled. */
 export type JobStatus = 'processing' | 'succeeded' | 'failed' | 'canceled';
 
@@ -36,6 +55,11 @@ export interface NewHold {
   clientAddress: string | null;
   /** False for fine-tuning: its runs never count toward a key's credit limits. */
   countsTowardKeyLimits: boolean;
+  /**
+   * Set by the paid-run core for a run that ends with its request: the store may reserve it in memory and
+   * record it as a durable hold only if it is still in flight after this many ms. Unset: the durable hold.
+   */
+  recordAfterMs?: number;
 }
 
 export type HoldResult = { ok: true } | ({ ok: false } & HoldRefusal);

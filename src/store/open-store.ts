@@ -14,6 +14,7 @@ import { QueryCounter, sqlStore } from './sql/sql-store.ts';
 import type { Database } from './sql/tables.ts';
 import { postgresRollup, sqliteRollup } from './sql/usage-pending.ts';
 import { startWalCheckpointer } from './sql/wal-checkpointer.ts';
+import { lockDatabase } from './sql/process-lock.ts';
 
 export interface StoreOptions {
   /** PostgreSQL connections (DATABASE_POOL_SIZE); default 10. */
@@ -41,20 +42,31 @@ export async function openStore(databaseUrl: string, options: StoreOptions = {})
 function openSqlite(path: string, options: StoreOptions): Store {
   const file = path === ':memory:' ? ':memory:' : path;
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-  const database = new BetterSqlite3(file);
+  // One process per database: its money engine reserves in memory (an in-memory database is its connection's alone).
+  const unlock = file === ':memory:' ? undefined : lockDatabase(file);
+  let database: BetterSqlite3.Database;
+  try {
+    database = new BetterSqlite3(file);
+  } catch (error) {
+    unlock?.();
+    throw error;
+  }
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
   const counter = new QueryCounter();
   const stopCheckpointer = file === ':memory:' ? undefined : startWalCheckpointer(database, file);
+  const money = new SqliteGroupCommit(database, counter.tick);
   return sqlStore({
     dialect: 'sqlite',
     limits: options.limits,
     db: new Kysely<Database>({ dialect: new SqliteDialect({ database }), log: counter.tick }),
-    money: new SqliteGroupCommit(database, counter.tick),
+    money,
+    exclusive: money,
     counter,
     beforeClose: stopCheckpointer,
+    ...(unlock === undefined ? {} : { afterClose: unlock }),
     rollUsage: sqliteUsageRoller(database),
   });
 }

@@ -6,10 +6,21 @@ import { startOfUtcMonth } from '../../shared/time.ts';
 import { HOLD_LIMITS, limitSettings, settingsFromRow, settingsToColumns, type HoldLimit, type LimitSetting } from '../limits.ts';
 import type { AccountsTable, Database } from './tables.ts';
 
+/** The money engine's runs reserved in memory (SQLite): an account read records them first, so it sees what is durable. */
+export interface InMemoryRuns {
+  /** Micro-credits still held in memory for the account (reserved since the recording). */
+  heldOf(accountId: string): number;
+  /** Records the account's runs reserved in memory as durable holds, and waits for the commit. */
+  recordAccount(accountId: string): Promise<void>;
+}
+
+const NO_RUNS: InMemoryRuns = { heldOf: () => 0, recordAccount: async () => undefined };
+
 export class SqlAccounts implements AccountStore {
   private readonly settings: readonly LimitSetting[];
 
-  constructor(private readonly db: Kysely<Database>, limits: readonly HoldLimit[] = HOLD_LIMITS) {
+  /** `inMemory`: the money engine's runs reserved in memory (SQLite). */
+  constructor(private readonly db: Kysely<Database>, limits: readonly HoldLimit[] = HOLD_LIMITS, private readonly inMemory: InMemoryRuns = NO_RUNS) {
     this.settings = limitSettings(limits, 'account');
   }
 
@@ -38,8 +49,14 @@ export class SqlAccounts implements AccountStore {
   }
 
   async getAccount(id: string): Promise<AccountRecord | undefined> {
+    await this.inMemory.recordAccount(id);
     const row = await this.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
-    return row === undefined ? undefined : accountOf(row, this.settings);
+    return row === undefined ? undefined : this.withReserved(accountOf(row, this.settings));
+  }
+
+  private withReserved(account: AccountRecord): AccountRecord {
+    const reserved = this.inMemory.heldOf(account.id);
+    return reserved === 0 ? account : { ...account, held: account.held + reserved };
   }
 
   async updateAccount(id: string, patch: AccountPatch): Promise<AccountRecord | undefined> {
@@ -65,7 +82,7 @@ export class SqlAccounts implements AccountStore {
         .insertInto('ledger')
         .values({ account_id: accountId, key_id: null, key_family_id: null, job_id: null, kind, amount, created_at: at })
         .execute();
-      return toAccount(updated);
+      return this.withReserved(toAccount(updated));
     });
   }
 
@@ -91,6 +108,7 @@ export class SqlAccounts implements AccountStore {
   }
 
   async listLedger(accountId: string, limit: number): Promise<LedgerEntry[]> {
+    await this.inMemory.recordAccount(accountId);
     const rows = await this.db
       .selectFrom('ledger')
       .selectAll()

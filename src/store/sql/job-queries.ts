@@ -5,9 +5,12 @@ import type { JobRecord, JobStore } from '../types.ts';
 import type { Database, JobsTable } from './tables.ts';
 
 export class SqlJobs implements JobStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  /** `inFlight`: a run the money engine holds in memory and has not recorded (it has no row yet). */
+  constructor(private readonly db: Kysely<Database>, private readonly inFlight: (id: string) => JobRecord | undefined = () => undefined) {}
 
   async getJob(id: string): Promise<JobRecord | undefined> {
+    const unrecorded = this.inFlight(id);
+    if (unrecorded !== undefined) return unrecorded;
     const row = await this.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
     return row === undefined ? undefined : toJob(row);
   }

@@ -13,7 +13,7 @@ import { SqlJobs } from './job-queries.ts';
 import { SqlKeys } from './key-queries.ts';
 import { SqlMediaJobs } from './media-jobs-store.ts';
 import { migrationProvider } from './migrations/index.ts';
-import { SqlMoney } from './money/money-store.ts';
+import { SqlMoney, type ReadNow } from './money/money-store.ts';
 import type { MoneyEngine } from './money/movement.ts';
 import { SqlNotifications } from './notification-queries.ts';
 import type { Database, Dialect } from './tables.ts';
@@ -38,9 +38,13 @@ export interface SqlParts {
   dialect: Dialect;
   db: Kysely<Database>;
   money: MoneyEngine;
+  /** This process is the database's only writer (SQLite, under its lock), and the engine reads at once: runs may be reserved in memory. */
+  exclusive?: ReadNow;
   counter: QueryCounter;
   /** Runs after the money engine has finished and before the connection closes. */
   beforeClose?: () => Promise<void>;
+  /** Runs once the connection is closed (the SQLite process lock is released). */
+  afterClose?: () => void;
   /** PostgreSQL: the schema the tables live in (`?schema=`), named so the migrator never takes another schema's bookkeeping for its own. */
   schema?: string;
   /** Moves the closed jobs pending in usage_pending into the dashboard's rollups (usage-pending.ts). */
@@ -53,16 +57,16 @@ export function sqlStore(parts: SqlParts): Store {
   const { db, counter } = parts;
   const roller = new UsageRoller(parts.rollUsage);
   const limits = parts.limits ?? HOLD_LIMITS;
-  const money = new SqlMoney(db, parts.money, limits);
+  const money = new SqlMoney(db, parts.money, limits, parts.exclusive);
   return {
     dialect: parts.dialect,
     get queryCount() {
       return counter.count;
     },
-    accounts: new SqlAccounts(db, limits),
+    accounts: new SqlAccounts(db, limits, money),
     keys: new SqlKeys(db, parts.dialect, limits),
     money,
-    jobs: new SqlJobs(db),
+    jobs: new SqlJobs(db, (jobId) => money.inFlightJob(jobId)),
     instances: new SqlInstances(db, money, parts.dialect),
     notifications: new SqlNotifications(db, parts.dialect),
     mediaJobs: new SqlMediaJobs(db),
@@ -94,6 +98,7 @@ export function sqlStore(parts: SqlParts): Store {
       await roller.stop().catch(() => undefined);
       await parts.beforeClose?.();
       await db.destroy();
+      parts.afterClose?.();
     },
   };
 }

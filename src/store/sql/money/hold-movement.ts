@@ -56,22 +56,32 @@ ${countedSets(limits)}
   },
 ];
 
+/**
+ * A hold as the movements take it: on SQLite, what this process reserves in memory (Reservations) is added to the
+ * account's open holds and the key family's usage (`Reading.reserved`); a function is read when the verdict's
+ * statement binds, inside the group commit, so the hold counts every reservation made before it runs.
+ */
+export interface HoldInput extends NewHold {
+  reserved?: number | (() => number);
+  reservedUse?: number | (() => number);
+}
+
 /** The hold's parameters, with one per period the limits count in (that period's start). */
-function holdParams(limits: readonly HoldLimit[]): Movement<NewHold, HoldResult>['params'] {
+function holdParams(limits: readonly HoldLimit[]): Movement<HoldInput, HoldResult>['params'] {
   return {
     job: 'text', account: 'text', key: 'text', family: 'text', counter: 'text', kind: 'text', model: 'text', amount: 'bigint', at: 'bigint',
-    instance: 'text', address: 'text', counts: 'integer', since: 'bigint', stamp: 'text',
+    instance: 'text', address: 'text', counts: 'integer', since: 'bigint', stamp: 'text', reserved: 'bigint', reservedUse: 'bigint',
     ...Object.fromEntries(periodParams(limits).map((p) => [p, 'bigint'])),
   };
 }
 
 const binder = (limits: readonly HoldLimit[]) => {
   const periods = periodParams(limits);
-  return (h: NewHold): Params => {
+  return (h: HoldInput): Params => {
     const params: Params = {
       job: h.jobId, account: h.accountId, key: h.keyId, family: h.keyFamilyId, counter: h.keyFamilyId ?? h.accountId, kind: h.kind, model: h.model,
       amount: h.amount, at: h.at, instance: h.instanceId, address: h.clientAddress, counts: h.countsTowardKeyLimits && h.keyFamilyId !== null ? 1 : 0,
-      since: h.at - DAY_MS, stamp: runStamp(h.at),
+      since: h.at - DAY_MS, stamp: runStamp(h.at), reserved: h.reserved ?? 0, reservedUse: h.reservedUse ?? 0,
     };
     for (const p of periods) params[p] = PERIODS[p].start(h.at);
     return params;
@@ -94,7 +104,7 @@ export const NEEDS_FULL_HOLD = 'needs_full_hold';
 
 export interface HoldMovements {
   /** The hold with every check, the client address's trial log and the key's alerts. */
-  full: Movement<NewHold, HoldResult>;
+  full: Movement<HoldInput, HoldResult>;
   /**
    * The hold for the common case — an account with a purchase and a key without limits — without the steps that
    * case never runs (the client address's trial log, the alerts and their e-mail). PostgreSQL initialises every
@@ -102,7 +112,14 @@ export interface HoldMovements {
    * decides in the same locked read whether the case applies; when it does not, nothing is written and the answer
    * says so: the caller then runs the full hold, which checks everything again.
    */
-  lean: Movement<NewHold, HoldResult | typeof NEEDS_FULL_HOLD>;
+  lean: Movement<HoldInput, HoldResult | typeof NEEDS_FULL_HOLD>;
+  /**
+   * The full hold's verdict alone, writing nothing: the in-memory admission (SQLite) reads it at once with this
+   * process's reservations added, and reserves in memory when it passes.
+   */
+  verdict: Movement<HoldInput, Outcome>;
+  /** The hold's answer from a verdict's outcome. */
+  answer(outcome: Outcome): HoldResult;
 }
 
 /** The hold movements that check these limits (built once per table). */
@@ -114,11 +131,12 @@ function buildHoldMovements(limits: readonly HoldLimit[]): HoldMovements {
   const read = answerer(limits);
   const refusal = refusalCase(limits);
   const byAddress = limits.find((l) => l.lastByAddress === true);
-  const full: Movement<NewHold, HoldResult> = {
+  const verdict = verdictWith(limits, refusal);
+  const full: Movement<HoldInput, HoldResult> = {
     name: 'hold',
     params,
     steps: [
-      { name: 'v', from: [], sql: verdictWith(limits, refusal) },
+      { name: 'v', from: [], sql: verdict },
       ...(byAddress === undefined ? [] : [{
         // The trial rule per client address, last: the address's log is locked (upserted) only when every other check passed.
         name: 'addr', from: ['v'], when: 'v_needs_address', sql: `INSERT INTO trial_addresses (address, runs)
@@ -158,7 +176,8 @@ SELECT :n_id, @account, 'pending', 0, @at, @at {from} WHERE {when}`,
     bind,
     read: (outcome) => (outcome.row?.v_refusal === NEEDS_FULL_HOLD ? NEEDS_FULL_HOLD : read(outcome)),
   };
-  return { full, lean };
+  const verdictAlone: HoldMovements['verdict'] = { name: 'hold_verdict', params, steps: [{ name: 'v', from: [], sql: verdict }], answer: 'v', flags: [], bind, read: (outcome) => outcome };
+  return { full, lean, verdict: verdictAlone, answer: read };
 }
 
 /** The shipped table's holds. */

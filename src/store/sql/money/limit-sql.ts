@@ -8,9 +8,15 @@ import { keyCounterPeriods, PERIODS, type HoldLimit, type PeriodName } from '../
 /** The rows the verdict decides (the check by client address runs later, in its own step). */
 const decided = (limits: readonly HoldLimit[]) => limits.filter((l) => l.lastByAddress !== true);
 
-/** The inner select's columns: each row's ceiling and usage, read from the locked rows. */
+/** The parameter carrying what a process reserves in memory toward a usage (0 where nothing is reserved in memory). */
+const RESERVED_PARAM = { held: '@reserved', keyUse: '@reservedUse' } as const;
+
+/** The inner select's columns: each row's ceiling and usage, read from the locked rows (plus what is reserved in memory). */
 export function readingColumns(limits: readonly HoldLimit[]): string {
-  return decided(limits).map((l) => `${l.ceiling.sql} AS ${l.name}_ceiling, ${l.used.sql} AS ${l.name}_used`).join(',\n    ');
+  return decided(limits).map((l) => {
+    const used = l.used.reserved === undefined ? l.used.sql : `${l.used.sql} + ${RESERVED_PARAM[l.used.reserved]}`;
+    return `${l.ceiling.sql} AS ${l.name}_ceiling, ${used} AS ${l.name}_used`;
+  }).join(',\n    ');
 }
 
 /** The verdict's column names of every row (the outer select passes them on to the answer). */

@@ -20,7 +20,14 @@
 
 export type SqlType = 'text' | 'bigint' | 'integer';
 export type SqlValue = string | number | null;
-export type Params = Record<string, SqlValue>;
+/** A parameter's value, or a function read when the statement binds it (in-memory reservations, counted at that moment). */
+export type ParamValue = SqlValue | (() => SqlValue);
+export type Params = Record<string, ParamValue>;
+
+/** The value bound for a parameter. */
+export function bound(value: ParamValue | undefined): SqlValue {
+  return typeof value === 'function' ? value() : (value ?? null);
+}
 export type Row = Record<string, unknown>;
 
 export interface Step {

@@ -12,7 +12,7 @@
  */
 import { Writable } from 'node:stream';
 import type pg from 'pg';
-import { postgresOutcome, postgresStatement, type AnyMovement, type MoneyEngine, type Movement, type Params, type Row } from './movement.ts';
+import { bound, postgresOutcome, postgresStatement, type AnyMovement, type MoneyEngine, type Movement, type Params, type Row } from './movement.ts';
 import { TurnBatch, type Queued } from './turn-batch.ts';
 
 type Run = Queued<{ movement: AnyMovement; params: Params; lane: string | undefined }>;
@@ -90,7 +90,7 @@ export class PostgresGroupCommit implements MoneyEngine {
       this.statements.set(movement.name, statement);
     }
     this.onRun();
-    return { name: `money_${movement.name}`, text: statement.text, values: statement.order.map((name) => params[name] ?? null) };
+    return { name: `money_${movement.name}`, text: statement.text, values: statement.order.map((name) => bound(params[name])) };
   }
 
   private answer(run: Run, row: Row | undefined): void {

@@ -6,7 +6,7 @@
  * statement that read it.
  */
 import type BetterSqlite3 from 'better-sqlite3';
-import { sqliteStatement, type AnyMovement, type MoneyEngine, type Movement, type Outcome, type Params, type Row, type SqliteSlot } from './movement.ts';
+import { bound, sqliteStatement, type AnyMovement, type MoneyEngine, type Movement, type Outcome, type Params, type Row, type SqliteSlot } from './movement.ts';
 import { TurnBatch, type Queued } from './turn-batch.ts';
 
 type Run = Queued<{ movement: AnyMovement; params: Params }>;
@@ -66,6 +66,12 @@ export class SqliteGroupCommit implements MoneyEngine {
     });
   }
 
+  /** Runs a movement that only reads, at once and outside the group commit (the in-memory admission's verdict). */
+  readNow<In, Out>(movement: Movement<In, Out>, input: In): Out {
+    this.onRun();
+    return movement.read(this.steps(movement as AnyMovement, movement.bind(input)));
+  }
+
   async close(): Promise<void> {
     this.batch.drain();
   }
@@ -121,7 +127,7 @@ export class SqliteGroupCommit implements MoneyEngine {
     }
     for (let i = 0; i < slots.length; i++) {
       const slot = slots[i] as PreparedStep['slots'][number];
-      if (slot.kind === 'param') values[i] = params[slot.name] ?? null;
+      if (slot.kind === 'param') values[i] = bound(params[slot.name]);
       else if (slot.kind === 'column') {
         const source = sources[i] as Source;
         values[i] = (combination[source.from] as unknown[])[source.column];
