@@ -22,6 +22,7 @@ export type JobKind = 'chat' | 'messages' | 'responses' | 'embeddings' | 'image'
 export const RUN_ENDS_WITH_REQUEST: Readonly<Record<JobKind, boolean>> = {
   chat: true,
   messages: true,
+  responses: true,
   embeddings: true,
   image: false,
   video: false,

@@ -5,6 +5,8 @@
  * write transaction for the store's lifetime; the operating system releases it when the process
  * ends, SIGKILL included.
  */
+import { realpathSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 
 /** Another store holds the database: a second gateway process, `admin --direct`, or a second openStore(). */
@@ -17,7 +19,7 @@ export class DatabaseInUseError extends Error {
 
 /** Takes the lock of the database at `path`; the function returned releases it. */
 export function lockDatabase(path: string): () => void {
-  const lock = new BetterSqlite3(`${path}.lock`, { timeout: 0 });
+  const lock = new BetterSqlite3(`${fileOf(path)}.lock`, { timeout: 0 });
   try {
     lock.pragma('locking_mode = EXCLUSIVE');
     lock.exec('BEGIN EXCLUSIVE');
@@ -30,4 +32,16 @@ export function lockDatabase(path: string): () => void {
     lock.exec('ROLLBACK');
     lock.close();
   };
+}
+
+/**
+ * The database file the path names, symbolic links followed: every spelling of one database (a linked file or
+ * directory) takes the same lock. A file not made yet: its directory's real path.
+ */
+function fileOf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return join(realpathSync(dirname(path)), basename(path));
+  }
 }

@@ -50,7 +50,7 @@ export class SqlMoney implements MoneyStore {
     this.closeMovement = closeMovementFor(limits);
     this.closeWriteSet = closeWriteSetFor(limits);
     this.recordMovement = recordMovementFor(limits);
-    if (exclusive !== undefined) this.reservations = new Reservations();
+    if (exclusive !== undefined && countsReservations(limits)) this.reservations = new Reservations();
   }
 
   async hold(hold: NewHold): Promise<HoldResult> {
@@ -218,6 +218,15 @@ export class SqlMoney implements MoneyStore {
     await this.engine.close();
     await Promise.all(recorded);
   }
+}
+
+/**
+ * Whether the in-memory admission is exact for this table: every row a run adds to, except the trial rules (their
+ * accounts take the durable hold), says what its usage counts of the reservations (`Reading.reserved`). A row that
+ * does not would be read without the runs in memory and pass them: then every run takes the durable hold.
+ */
+function countsReservations(limits: readonly HoldLimit[]): boolean {
+  return limits.every((l) => l.owner === 'trial' || l.adds === 0 || l.used.reserved !== undefined);
 }
 
 function isUniqueViolation(error: unknown): boolean {
