@@ -281,6 +281,26 @@ const BUILT: Operation[] = [
     ok: [{ status: 200, description: '`{data: [account…]}` (without `month_spent_credits`).', content: json({ type: 'object' }) }],
     errors: ['validation_failed', ...ADMIN_ERRORS],
   },
+  {
+    method: 'get', route: '/admin/v1/jobs/:jobId', path: '/admin/v1/jobs/{jobId}', operationId: 'adminJobDetail', tag: 'Admin', security: 'admin',
+    summary: 'One request in detail',
+    description: 'The request log row with its account name, the provider and provider model id it ran on (its last attempt), the message its client got (`error_message`) and the job\'s ledger rows (`ledger`).',
+    parameters: [pathParam('jobId', 'Job id.')],
+    ok: [{ status: 200, description: 'The request.', content: json({ type: 'object' }) }],
+    errors: ['job_not_found', ...ADMIN_ERRORS],
+  },
+  {
+    method: 'get', route: '/admin/v1/accounts/:id/statement', path: '/admin/v1/accounts/{id}/statement', operationId: 'adminAccountStatement', tag: 'Admin', security: 'admin',
+    summary: 'An account\'s statement',
+    description: 'The ledger rows that move the balance, newest first, each with its signed change and the balance after it: `{balance_credits, data: [entry + change_credits + balance_after_credits], next_before}`.',
+    parameters: [
+      accountId,
+      { name: 'limit', in: 'query', required: false, description: 'At most this many rows, 1–500 (default 50).', schema: { type: 'integer', minimum: 1, maximum: 500 } },
+      { name: 'before', in: 'query', required: false, description: 'Rows older than this ledger id (`next_before` of the previous page).', schema: { type: 'integer', minimum: 1 } },
+    ],
+    ok: [{ status: 200, description: 'The statement.', content: json({ type: 'object' }) }],
+    errors: ['validation_failed', 'account_not_found', ...ADMIN_ERRORS],
+  },
 ];
 
 export const OPERATIONS: readonly Operation[] = [...BUILT, ...MESSAGES, ...RESPONSES, ...RUNS, ...FINE_TUNING, ...AUDIO, ...PORTAL];

@@ -121,6 +121,7 @@ export const keySchemaFor = perTable((limits) => z.object({
   created_at: z.string(),
   revoked_at: z.string().nullable(),
   status: z.enum(['active', 'revoked', 'expired']),
+  last_used_at: z.string().nullable().optional().describe('When the key last ran a request (in the admin list of an account\'s keys).'),
 }));
 
 export const keySchema = keySchemaFor(HOLD_LIMITS);
