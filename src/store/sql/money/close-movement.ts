@@ -14,7 +14,7 @@ import type { Movement, Row, Step } from './movement.ts';
 const GATEWAY_FAULTS = new Set(['internal_error', 'model_unavailable']);
 
 /** The longest error message a job keeps (a provider's refusal is passed on at up to 500 characters, plus why). */
-const ERROR_MESSAGE_MAX = 1000;
+export const ERROR_MESSAGE_MAX = 1000;
 
 /**
  * Trial rule "failures in a row": a run refunded as failed counts, unless the gateway caused it; a canceled

@@ -8,7 +8,7 @@
 import { startOfUtcMonth } from '../../../shared/time.ts';
 import { perTable, PERIODS, type HoldLimit } from '../../limits.ts';
 import type { NewHold } from '../../money-contract.ts';
-import type { Closed, Closing } from './close-movement.ts';
+import { ERROR_MESSAGE_MAX, type Closed, type Closing } from './close-movement.ts';
 import { countedSets, periodParams } from './limit-sql.ts';
 import type { Movement, Params } from './movement.ts';
 
@@ -33,15 +33,15 @@ function buildWriteSet(limits: readonly HoldLimit[]): Movement<UnrecordedClose, 
   name: 'close_write_set',
   params: {
     job: 'text', account: 'text', key: 'text', family: 'text', counter: 'text', kind: 'text', model: 'text', held: 'bigint', created: 'bigint',
-    instance: 'text', address: 'text', counts: 'integer', status: 'text', cost: 'bigint', usage: 'text', output: 'text', code: 'text', attempts: 'text',
+    instance: 'text', address: 'text', counts: 'integer', status: 'text', cost: 'bigint', usage: 'text', output: 'text', code: 'text', message: 'text', attempts: 'text',
     at: 'bigint', closeMonth: 'bigint', refund: 'integer', failure: 'integer', amount: 'bigint',
     ...Object.fromEntries(periods.map((p) => [p, 'bigint'])),
   },
   steps: [
     {
-      name: 'j', from: [], sql: `INSERT INTO jobs (id, account_id, key_id, key_family_id, kind, model, status, held, cost, usage, output, error_code, attempts,
+      name: 'j', from: [], sql: `INSERT INTO jobs (id, account_id, key_id, key_family_id, kind, model, status, held, cost, usage, output, error_code, error_message, attempts,
   instance_id, client_address, counts_key, created_at, finished_at)
-VALUES (@job, @account, @key, @family, @kind, @model, @status, @held, @cost, @usage, @output, @code, @attempts, @instance, @address, @counts, @created, @at)
+VALUES (@job, @account, @key, @family, @kind, @model, @status, @held, @cost, @usage, @output, @code, @message, @attempts, @instance, @address, @counts, @created, @at)
 RETURNING cost AS j_cost`,
     },
     {
@@ -77,6 +77,7 @@ VALUES (@job, CASE WHEN @refund = 1 THEN 'refund' ELSE 'settle' END, @cost)`,
       counts: h.countsTowardKeyLimits && h.keyFamilyId !== null ? 1 : 0,
       status: c.status, cost, amount: cost, usage: c.usage === null ? null : JSON.stringify(c.usage),
       output: c.output === undefined || c.output === null ? null : JSON.stringify(c.output), code: c.errorCode,
+      message: c.errorMessage === undefined || c.errorMessage === null ? null : c.errorMessage.slice(0, ERROR_MESSAGE_MAX),
       attempts: c.attempts === undefined || c.attempts === null ? null : JSON.stringify(c.attempts),
       at: c.at, closeMonth: startOfUtcMonth(c.at), refund: c.refund ? 1 : 0, failure: c.failure ? 1 : 0,
     };
