@@ -6,32 +6,22 @@
  * closes bills what was generated so far (refunded before the first chunk).
  */
 import type { ServerResponse } from 'node:http';
-import type { FastifyBaseLogger } from 'fastify';
 import type { PaidRun } from '../billing/paid-run.ts';
 import { refundFailedRun, settleTokens, usageOrEstimate, usageSoFar, type RunReport } from '../billing/token-settlement.ts';
 import { JsonAnswer } from '../http/json-answer.ts';
 import { SseWriter } from '../http/sse-writer.ts';
 import { StreamingFenceStripper, stripFences } from '../providers/structured-output.ts';
 import { streamBroken } from '../providers/upstream-errors.ts';
-import { asResponse, callProvider, runFailure, type Answered, type ProviderRoute, type ReadAnswer } from '../providers/provider-call.ts';
-import { readJsonBody, type UpstreamClient, type UpstreamResponse } from '../providers/upstream-client.ts';
-import type { Routing } from '../routing/routing.ts';
+import { asResponse, runFailure, type Answered, type ProviderRoute, type ReadAnswer } from '../providers/provider-call.ts';
+import { readJsonBody, type UpstreamResponse } from '../providers/upstream-client.ts';
 import type { Completion, FinishReason, Usage } from '../shared/chat-wire.ts';
 import { GatewayError } from '../shared/errors.ts';
-import { noteOutcome, type RunMetrics } from '../shared/run-metrics.ts';
 import type { AdmittedChat, ChatTarget } from './admission.ts';
 import { ChunkWriter, completionView, type AnswerIdentity } from './completion-view.ts';
+import { callDoorProvider, type DoorRunDeps } from './door-run.ts';
 
-export interface ChatRunDeps {
-  upstream: UpstreamClient;
-  routing: Routing;
-  timeouts: { nonstreamKeepaliveMs: number; streamKeepaliveMs: number };
-  logger: FastifyBaseLogger;
-  now: () => number;
-  metrics: RunMetrics;
-  /** When the request arrived (performance.now()), for time to first token. */
-  arrivedAt: number;
-}
+/** What a chat run needs: a door's run deps (door-run.ts). */
+export type ChatRunDeps = DoorRunDeps;
 
 export interface ChatRunContext {
   admitted: AdmittedChat;
@@ -46,7 +36,8 @@ function identity(admitted: AdmittedChat, now: number): AnswerIdentity {
   return { id: `chatcmpl-${admitted.jobId}`, created: Math.floor(now / 1000), model: admitted.request.model, fingerprint: `svc-${admitted.model.entry.slug}` };
 }
 
-function chatErrorBody(error: GatewayError) {
+/** Chat's error object, with `param` (null when the error names none). */
+export function chatErrorBody(error: GatewayError) {
   const body = error.body();
   body.error.param = error.param ?? null;
   return body;
@@ -54,9 +45,8 @@ function chatErrorBody(error: GatewayError) {
 
 /** The provider's answer, read by `read`; from here on the run is the answering model's (its prices, its name). */
 async function callChatProvider<R>(run: PaidRun, ctx: ChatRunContext, deps: ChatRunDeps, read: ReadAnswer<ChatTarget, R>): Promise<Answered<ChatTarget, R>> {
-  const answered = await callProvider(run, ctx.route, { upstream: deps.upstream, logger: deps.logger, routing: deps.routing, response: ctx.res }, read);
+  const answered = await callDoorProvider(run, ctx.route, ctx.res, deps, read);
   ctx.admitted = answered.target.admitted;
-  if (answered.model !== ctx.route.candidates[0]?.model) noteOutcome(ctx.res, { model: answered.model });
   return answered;
 }
 

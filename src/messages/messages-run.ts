@@ -6,33 +6,23 @@
  * stream the client closes bills what was generated (refunded before the first event).
  */
 import type { ServerResponse } from 'node:http';
-import type { FastifyBaseLogger } from 'fastify';
 import type { PaidRun } from '../billing/paid-run.ts';
 import { refundFailedRun, settleTokens, usageOrEstimate, usageSoFar, type RunReport } from '../billing/token-settlement.ts';
 import { JsonAnswer } from '../http/json-answer.ts';
 import { SseWriter } from '../http/sse-writer.ts';
 import type { MessageIdentity } from '../providers/anthropic/passthrough.ts';
-import { asResponse, callProvider, runFailure, type Answered, type ProviderRoute, type ReadAnswer } from '../providers/provider-call.ts';
+import { asResponse, runFailure, type Answered, type ProviderRoute, type ReadAnswer } from '../providers/provider-call.ts';
 import { streamBroken } from '../providers/upstream-errors.ts';
 import { readJsonBody } from '../providers/upstream-client.ts';
-import type { UpstreamClient } from '../providers/upstream-client.ts';
-import type { Routing } from '../routing/routing.ts';
 import type { Usage } from '../shared/chat-wire.ts';
 import type { GatewayError } from '../shared/errors.ts';
-import { noteOutcome, type RunMetrics } from '../shared/run-metrics.ts';
+import { callDoorProvider, type DoorRunDeps } from '../chat/door-run.ts';
 import type { MessagesTarget } from './admission.ts';
 import { errorEnvelope } from './envelope.ts';
 import type { ReadMessage } from './legs.ts';
 
-export interface MessagesRunDeps {
-  upstream: UpstreamClient;
-  routing: Routing;
-  timeouts: { nonstreamKeepaliveMs: number; streamKeepaliveMs: number };
-  logger: FastifyBaseLogger;
-  metrics: RunMetrics;
-  /** When the request arrived (performance.now()), for time to first token. */
-  arrivedAt: number;
-}
+/** What a Messages run needs: a door's run deps (chat/door-run.ts). */
+export type MessagesRunDeps = DoorRunDeps;
 
 export interface MessagesRunContext {
   res: ServerResponse;
@@ -56,9 +46,7 @@ function refund(run: PaidRun, ctx: MessagesRunContext, deps: MessagesRunDeps, ta
 }
 
 async function call<R>(run: PaidRun, ctx: MessagesRunContext, deps: MessagesRunDeps, read: ReadAnswer<MessagesTarget, R>): Promise<Answered<MessagesTarget, R>> {
-  const answered = await callProvider(run, ctx.route, { upstream: deps.upstream, logger: deps.logger, routing: deps.routing, response: ctx.res }, read);
-  if (answered.model !== ctx.route.candidates[0]?.model) noteOutcome(ctx.res, { model: answered.model });
-  return answered;
+  return callDoorProvider(run, ctx.route, ctx.res, deps, read);
 }
 
 export async function runMessage(run: PaidRun, ctx: MessagesRunContext, deps: MessagesRunDeps): Promise<void> {

@@ -6,20 +6,16 @@
  * same quote, hold, limits, refunds and headers (X-Service-Job-Id, X-Service-Ignored-Params).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { payingKeyOf } from '../billing/paid-run.ts';
-import { answerHeaders } from '../http/answer-headers.ts';
-import { ignoredParamsHeader } from '../http/ignored-params-header.ts';
-import { endUnfinishedAnswer } from '../http/last-resort.ts';
 import type { PassthroughHeaders } from '../providers/anthropic/passthrough.ts';
 import { invalidApiKey } from '../shared/errors.ts';
 import type { RouteAccess } from '../shared/route-access.ts';
-import { NO_RUN_METRICS, noteOutcome } from '../shared/run-metrics.ts';
 import { CHAT_REFUSAL, type ChatRouteDeps } from '../chat/route.ts';
 import { prepareMessages, quoteMessages, type MessagesTarget } from './admission.ts';
 import type { Deployed } from '../providers/provider-call.ts';
 import { countTokens } from './count-tokens.ts';
 import { errorEnvelope } from './envelope.ts';
-import { runMessage, runMessageStream, type MessagesRunDeps } from './messages-run.ts';
+import { runMessage, runMessageStream } from './messages-run.ts';
+import { runThroughDoor } from '../chat/door-run.ts';
 import { newJobId } from '../shared/job-id.ts';
 
 /** What the chat route needs, the same for this door. */
@@ -44,37 +40,17 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: MessagesRoute
   });
 
   app.post('/api/v1/messages', { config: ROUTE_CONFIG }, async (request, reply) => {
-    const pass = request.gate;
-    if (pass === undefined) throw invalidApiKey();
+    if (request.gate === undefined) throw invalidApiKey();
     const prepared = prepareMessages(request.body, passthroughHeaders(request), deps.catalog, deps.adapters);
     const jobId = newJobId();
     const { route, held } = await quoteMessages(prepared, jobId, deps.config.media);
     const first = (route.candidates[0]?.deployments[0] as Deployed<MessagesTarget>).target;
-    const headers = answerHeaders(
-      reply.getHeaders(),
-      { 'x-service-job-id': jobId, 'x-service-ignored-params': ignoredParamsHeader(prepared.ignored) },
-      (header, err) => request.log.error({ err, header }, 'answer header dropped'),
-    );
-    const key = pass.key.record;
     const model = first.admitted.model.entry.slug;
-    const run = await deps.runs.admit({ jobId, kind: 'messages', model, key: payingKeyOf(key), quote: held, clientAddress: pass.clientAddress(), refusal: CHAT_REFUSAL });
-    noteOutcome(reply.raw, { jobId, keyId: key.id, model });
-    reply.hijack();
-    const runDeps: MessagesRunDeps = {
-      upstream: deps.upstream,
-      routing: deps.routing,
-      timeouts: { nonstreamKeepaliveMs: deps.config.nonstreamKeepaliveMs, streamKeepaliveMs: deps.config.streamKeepaliveMs },
-      logger: request.log,
-      metrics: deps.metrics ?? NO_RUN_METRICS,
-      arrivedAt: performance.now() - reply.elapsedTime,
-    };
-    const ctx = { res: reply.raw, headers, route, first, who: { id: `msg_${jobId}`, model: prepared.request.model } };
-    try {
-      await deps.runs.execute(run, (paid) => (prepared.request.stream ? runMessageStream(paid, ctx, runDeps) : runMessage(paid, ctx, runDeps)));
-    } catch (err) {
-      request.log.error({ err, jobId }, 'messages run failed outside its error handling');
-    } finally {
-      endUnfinishedAnswer(reply.raw, headers, false, errorEnvelope);
-    }
+    const who = { id: `msg_${jobId}`, model: prepared.request.model };
+    await runThroughDoor(request, reply, deps, Date.now, { jobId, kind: 'messages', model, held, ignored: prepared.ignored, refusal: CHAT_REFUSAL }, { withParam: false, envelope: errorEnvelope },
+      (paid, answer, runDeps) => {
+        const ctx = { ...answer, route, first, who };
+        return prepared.request.stream ? runMessageStream(paid, ctx, runDeps) : runMessage(paid, ctx, runDeps);
+      });
   });
 }

@@ -7,25 +7,23 @@
  * GET /api/v1/responses/{id}, GET …/{id}/input_items and DELETE …/{id} reach the account's
  * stored responses (stored.ts).
  */
-import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { RefusalCodes } from '../billing/hold-refusal.ts';
-import { payingKeyOf, type PaidRuns } from '../billing/paid-run.ts';
+import type { PaidRuns } from '../billing/paid-run.ts';
 import type { Catalog } from '../catalog/catalog.ts';
 import { prepareChatRequest, quoteRun } from '../chat/admission.ts';
-import type { ChatRunDeps } from '../chat/chat-run.ts';
+import { runThroughDoor } from '../chat/door-run.ts';
 import type { Config } from '../config.ts';
-import { answerHeaders } from '../http/answer-headers.ts';
-import { ignoredParamsHeader } from '../http/ignored-params-header.ts';
-import { endUnfinishedAnswer } from '../http/last-resort.ts';
 import type { AdapterTable, NativeResponsesTable } from '../providers/registry.ts';
 import type { UpstreamClient } from '../providers/upstream-client.ts';
 import type { Routing } from '../routing/routing.ts';
 import { invalidApiKey } from '../shared/errors.ts';
-import { NO_RUN_METRICS, noteOutcome, type RunMetrics } from '../shared/run-metrics.ts';
+import { newJobId } from '../shared/job-id.ts';
+import type { RunMetrics } from '../shared/run-metrics.ts';
 import { responsesTarget } from './legs.ts';
 import { namedAsSent, parseResponsesRequest, translate } from './request.ts';
 import { runNonStream, runStream, type ResponsesRunContext } from './run.ts';
+import type { ResponseState } from './response-view.ts';
 import { registerStoredResponseRoutes, type StoredResponses } from './stored.ts';
 
 export interface ResponsesRouteDeps {
@@ -61,7 +59,7 @@ export function registerResponsesRoutes(app: FastifyInstance, deps: ResponsesRou
     const parsed = parseResponsesRequest(request.body);
     const earlier = parsed.previousResponseId === undefined ? [] : await deps.stored.conversation(parsed.previousResponseId, key.accountId, now());
     const translated = translate(parsed, earlier);
-    const jobId = randomUUID();
+    const jobId = newJobId();
     const target = responsesTarget(deps.natives, { request: parsed, context: translated.context, tools: translated.tools, nativeTools: translated.nativeTools });
     const { prepared, quoted } = await namedAsSent(translated, async () => {
       const models = prepareChatRequest(translated.chat, deps.catalog, deps.adapters);
@@ -69,55 +67,21 @@ export function registerResponsesRoutes(app: FastifyInstance, deps: ResponsesRou
     });
     const { admitted, route, held } = quoted;
     const ignored = prepared.ignored.map((name) => RESPONSES_NAMES[name] ?? name);
-    const headers = answerHeaders(
-      reply.getHeaders(),
-      { 'x-service-job-id': jobId, 'x-service-ignored-params': ignoredParamsHeader(ignored) },
-      (header, err) => request.log.error({ err, header }, 'answer header dropped'),
-    );
-    const run = await deps.runs.admit({
-      jobId,
-      kind: 'responses',
-      model: admitted.model.entry.slug,
-      key: payingKeyOf(key),
-      quote: held,
-      clientAddress: pass.clientAddress(),
-      refusal: RESPONSES_REFUSAL,
-    });
-    noteOutcome(reply.raw, { jobId, keyId: key.id, model: admitted.model.entry.slug });
-    reply.hijack();
-    const runDeps: ChatRunDeps = {
-      upstream: deps.upstream,
-      routing: deps.routing,
-      timeouts: { nonstreamKeepaliveMs: deps.config.nonstreamKeepaliveMs, streamKeepaliveMs: deps.config.streamKeepaliveMs },
-      logger: request.log,
-      now,
-      metrics: deps.metrics ?? NO_RUN_METRICS,
-      arrivedAt: performance.now() - reply.elapsedTime,
-    };
     const who = { id: `resp_${jobId}`, createdAt: Math.floor(now() / 1000), request: parsed };
-    const ctx: ResponsesRunContext = {
-      admitted,
-      res: reply.raw,
-      headers,
-      route,
-      who,
-      keep: async (state) => {
-        if (!parsed.store) return;
-        try {
-          await deps.stored.keep({ who, accountId: key.accountId, state, at: now() });
-        } catch (err) {
-          // The answer is still due (and billed); the response is only not kept.
-          request.log.error({ err, jobId }, 'a stored response could not be kept');
-        }
-      },
+    const keep = async (state: ResponseState) => {
+      if (!parsed.store) return;
+      try {
+        await deps.stored.keep({ who, accountId: key.accountId, state, at: now() });
+      } catch (err) {
+        // The answer is still due (and billed); the response is only not kept.
+        request.log.error({ err, jobId }, 'a stored response could not be kept');
+      }
     };
-    try {
-      await deps.runs.execute(run, (paid) => (parsed.stream ? runStream(paid, ctx, runDeps) : runNonStream(paid, ctx, runDeps)));
-    } catch (err) {
-      request.log.error({ err, jobId }, 'responses run failed outside its error handling');
-    } finally {
-      endUnfinishedAnswer(reply.raw, headers, true);
-    }
+    const quote = { jobId, kind: 'responses' as const, model: admitted.model.entry.slug, held, ignored, refusal: RESPONSES_REFUSAL };
+    await runThroughDoor(request, reply, deps, now, quote, { withParam: true }, (paid, answer, runDeps) => {
+      const ctx: ResponsesRunContext = { admitted, route, who, keep, ...answer };
+      return parsed.stream ? runStream(paid, ctx, runDeps) : runNonStream(paid, ctx, runDeps);
+    });
   });
   registerStoredResponseRoutes(app, deps.stored, now);
 }

@@ -8,15 +8,15 @@
 import type { ServerResponse } from 'node:http';
 import type { PaidRun } from '../billing/paid-run.ts';
 import { refundFailedRun, settleTokens, usageSoFar } from '../billing/token-settlement.ts';
-import type { ChatRunDeps } from '../chat/chat-run.ts';
+import { chatErrorBody, type ChatRunDeps } from '../chat/chat-run.ts';
+import { callDoorProvider } from '../chat/door-run.ts';
 import type { AdmittedChat } from '../chat/admission.ts';
 import { JsonAnswer } from '../http/json-answer.ts';
 import { SseWriter } from '../http/sse-writer.ts';
-import { asResponse, callProvider, runFailure, type Answered, type ProviderRoute, type ReadAnswer } from '../providers/provider-call.ts';
+import { asResponse, runFailure, type Answered, type ProviderRoute, type ReadAnswer } from '../providers/provider-call.ts';
 import { readJsonBody } from '../providers/upstream-client.ts';
 import type { Usage } from '../shared/chat-wire.ts';
 import type { GatewayError } from '../shared/errors.ts';
-import { noteOutcome } from '../shared/run-metrics.ts';
 import type { ResponsesAnswer } from '../shared/responses-wire.ts';
 import type { ResponsesTarget } from './legs.ts';
 import { responseView, type ResponseIdentity, type ResponseState } from './response-view.ts';
@@ -32,16 +32,9 @@ export interface ResponsesRunContext {
   keep: (state: ResponseState) => Promise<void>;
 }
 
-function errorBody(error: GatewayError) {
-  const body = error.body();
-  body.error.param = error.param ?? null;
-  return body;
-}
-
 async function call<R>(run: PaidRun, ctx: ResponsesRunContext, deps: ChatRunDeps, read: ReadAnswer<ResponsesTarget, R>): Promise<Answered<ResponsesTarget, R>> {
-  const answered = await callProvider(run, ctx.route, { upstream: deps.upstream, logger: deps.logger, routing: deps.routing, response: ctx.res }, read);
+  const answered = await callDoorProvider(run, ctx.route, ctx.res, deps, read);
   ctx.admitted = answered.target.admitted;
-  if (answered.model !== ctx.route.candidates[0]?.model) noteOutcome(ctx.res, { model: answered.model });
   return answered;
 }
 
@@ -75,7 +68,7 @@ export async function runNonStream(run: PaidRun, ctx: ResponsesRunContext, deps:
   } catch (thrown) {
     const error = runFailure(run, thrown);
     await refund(run, ctx, deps, error);
-    answer.send(error.status, errorBody(error));
+    answer.send(error.status, chatErrorBody(error));
   }
 }
 
@@ -124,7 +117,7 @@ export async function runStream(run: PaidRun, ctx: ResponsesRunContext, deps: Ch
       events.fail(error, sofar?.output ?? []);
       sse.end();
     } else {
-      sse.fail(error.status, errorBody(error));
+      sse.fail(error.status, chatErrorBody(error));
     }
   } finally {
     if (sse.started) deps.metrics.streamClosed();
