@@ -5,18 +5,12 @@
  * every bucket and stacked groups, keys' last use, accounts' month spend and last activity; and a
  * database of main before migrations 135 and 136 upgrading in place.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
-import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
-import pg from 'pg';
+import { CompiledQuery, Kysely } from 'kysely';
+import { migrateOnly, upgradeInPlace, type MakeOld } from './helpers/upgrade.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../src/store/open-store.ts';
-import { migrationProvider } from '../src/store/sql/migrations/index.ts';
 import { startChatHarness, type ChatHarness } from './helpers/chat.ts';
 import { ADMIN_TOKEN } from './helpers/gateway.ts';
-import { postgresSchema } from './helpers/stores.ts';
 
 const HOUR = 3_600_000;
 const hi = [{ role: 'user', content: 'Hello there' }];
@@ -127,11 +121,8 @@ async function fillBefore135(db: Kysely<unknown>, dialect: 'sqlite' | 'postgres'
 }
 
 describe('upgrading a database of main before issue 32 (through migration 121) in place', () => {
-  const before135 = async (db: Kysely<unknown>, dialect: 'sqlite' | 'postgres', schema?: string) => {
-    const all = migrationProvider(dialect);
-    const provider = { getMigrations: async () => Object.fromEntries(Object.entries(await all.getMigrations()).filter(([name]) => name < '135')) };
-    const { error } = await new Migrator({ db, provider, ...(schema === undefined ? {} : { migrationTableSchema: schema }) }).migrateToLatest();
-    if (error !== undefined) throw error;
+  const before135: MakeOld = async (db, dialect, schema) => {
+    await migrateOnly(db, dialect, (name) => name < '135', schema);
     await fillBefore135(db, dialect);
   };
   const check = async (url: string) => {
@@ -155,29 +146,10 @@ describe('upgrading a database of main before issue 32 (through migration 121) i
   };
 
   it('SQLite: a job closed before keeps no message, and its ledger rows are found', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'gw-upgrade-135-'));
-    try {
-      const file = join(dir, 'gateway.db');
-      const old = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new BetterSqlite3(file) }) });
-      await before135(old, 'sqlite');
-      await old.destroy();
-      await check(`sqlite:${file}`);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    await upgradeInPlace('sqlite', before135, check);
   });
 
   it('PostgreSQL: the same', async () => {
-    const schema = await postgresSchema();
-    try {
-      const name = /\?schema=(\w+)/.exec(schema.url)?.[1] as string;
-      const pool = new pg.Pool({ connectionString: schema.url.replace(/\?schema=\w+/, ''), options: `-c search_path=${name}` });
-      const old = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
-      await before135(old, 'postgres', name);
-      await old.destroy();
-      await check(schema.url);
-    } finally {
-      await schema.drop();
-    }
+    await upgradeInPlace('postgres', before135, check);
   });
 });

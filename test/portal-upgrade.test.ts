@@ -3,25 +3,16 @@
  * and payments' migrations, on SQLite and PostgreSQL: accounts keep their money, each account's
  * e-mail address becomes its first owner, and the new tables work.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
-import pg from 'pg';
+import { Kysely, sql } from 'kysely';
+import { migrateOnly, upgradeInPlace } from './helpers/upgrade.ts';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../src/store/open-store.ts';
-import { migrationProvider } from '../src/store/sql/migrations/index.ts';
 import type { Store } from '../src/store/types.ts';
-import { postgresSchema } from './helpers/stores.ts';
 
 const now = Date.now();
 
 async function asTodaysMain(db: Kysely<unknown>, dialect: 'sqlite' | 'postgres', schema?: string): Promise<void> {
-  const all = migrationProvider(dialect);
-  const provider = { getMigrations: async () => Object.fromEntries(Object.entries(await all.getMigrations()).filter(([name]) => name < '120')) };
-  const { error } = await new Migrator({ db, provider, ...(schema === undefined ? {} : { migrationTableSchema: schema }) }).migrateToLatest();
-  if (error !== undefined) throw error;
+  await migrateOnly(db, dialect, (name) => name < '120', schema);
   const account = (id: string, email: string | null, balance: number, purchase: 0 | 1) => sql`INSERT INTO accounts
     (id, name, email, created_at, has_purchase, billing_emails, monthly_spending_limit, balance, held, month_start, month_settled, trial_runs, trial_failures)
     VALUES (${id}, ${`Account ${id}`}, ${email}, ${now - 86_400_000}, ${purchase}, 1, NULL, ${balance}, 0, 0, 0, '', 0)`.execute(db);
@@ -53,40 +44,20 @@ async function checkUpgraded(store: Store): Promise<void> {
 }
 
 describe("upgrading a database of today's main to the portal's migrations", () => {
-  it('SQLite', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'gw-upgrade-portal-'));
-    const file = join(dir, 'gateway.db');
+  const check = async (url: string) => {
+    const store = await openStore(url);
     try {
-      const old = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new BetterSqlite3(file) }) });
-      await asTodaysMain(old, 'sqlite');
-      await old.destroy();
-      const store = await openStore(`sqlite:${file}`);
-      try {
-        await checkUpgraded(store);
-      } finally {
-        await store.close();
-      }
+      await checkUpgraded(store);
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      await store.close();
     }
+  };
+
+  it('SQLite', async () => {
+    await upgradeInPlace('sqlite', asTodaysMain, check);
   });
 
   it('PostgreSQL', async () => {
-    const schema = await postgresSchema();
-    try {
-      const name = /\?schema=(\w+)/.exec(schema.url)?.[1] as string;
-      const pool = new pg.Pool({ connectionString: schema.url.replace(/\?schema=\w+/, ''), options: `-c search_path=${name}` });
-      const old = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
-      await asTodaysMain(old, 'postgres', name);
-      await old.destroy();
-      const store = await openStore(schema.url);
-      try {
-        await checkUpgraded(store);
-      } finally {
-        await store.close();
-      }
-    } finally {
-      await schema.drop();
-    }
+    await upgradeInPlace('postgres', asTodaysMain, check);
   });
 });

@@ -4,27 +4,18 @@
  * with its money intact; a conversation is read back as its chain, oldest first, only within the
  * account and before expiry; a deleted or expired link ends it; the sweep deletes what expired.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
-import pg from 'pg';
+import { Kysely, sql } from 'kysely';
+import { migrateOnly, upgradeInPlace } from './helpers/upgrade.ts';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../src/store/open-store.ts';
 import type { StoredResponseRecord } from '../src/store/responses.ts';
-import { migrationProvider } from '../src/store/sql/migrations/index.ts';
 import type { Store } from '../src/store/types.ts';
-import { postgresSchema } from './helpers/stores.ts';
 
 const now = Date.now();
 const DAY = 86_400_000;
 
 async function asTodaysMain(db: Kysely<unknown>, dialect: 'sqlite' | 'postgres', schema?: string): Promise<void> {
-  const all = migrationProvider(dialect);
-  const provider = { getMigrations: async () => Object.fromEntries(Object.entries(await all.getMigrations()).filter(([name]) => !name.startsWith('110'))) };
-  const { error } = await new Migrator({ db, provider, ...(schema === undefined ? {} : { migrationTableSchema: schema }) }).migrateToLatest();
-  if (error !== undefined) throw error;
+  await migrateOnly(db, dialect, (name) => !name.startsWith('110'), schema);
   await sql`INSERT INTO accounts
     (id, name, email, created_at, has_purchase, billing_emails, monthly_spending_limit, balance, held, month_start, month_settled, trial_runs, trial_failures)
     VALUES ('acc-a', 'A', NULL, ${now - DAY}, 1, 1, NULL, 7000000, 0, 0, 0, '', 0)`.execute(db);
@@ -61,40 +52,20 @@ async function checkStoredResponses(store: Store): Promise<void> {
 }
 
 describe("stored responses: a database of today's main upgrades in place", () => {
-  it('SQLite', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'gw-upgrade-responses-'));
-    const file = join(dir, 'gateway.db');
+  const check = async (url: string) => {
+    const store = await openStore(url);
     try {
-      const old = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new BetterSqlite3(file) }) });
-      await asTodaysMain(old, 'sqlite');
-      await old.destroy();
-      const store = await openStore(`sqlite:${file}`);
-      try {
-        await checkStoredResponses(store);
-      } finally {
-        await store.close();
-      }
+      await checkStoredResponses(store);
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      await store.close();
     }
+  };
+
+  it('SQLite', async () => {
+    await upgradeInPlace('sqlite', asTodaysMain, check);
   });
 
   it('PostgreSQL', async () => {
-    const schema = await postgresSchema();
-    try {
-      const name = /\?schema=(\w+)/.exec(schema.url)?.[1] as string;
-      const pool = new pg.Pool({ connectionString: schema.url.replace(/\?schema=\w+/, ''), options: `-c search_path=${name}` });
-      const old = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
-      await asTodaysMain(old, 'postgres', name);
-      await old.destroy();
-      const store = await openStore(schema.url);
-      try {
-        await checkStoredResponses(store);
-      } finally {
-        await store.close();
-      }
-    } finally {
-      await schema.drop();
-    }
+    await upgradeInPlace('postgres', asTodaysMain, check);
   });
 });
