@@ -40,7 +40,7 @@ export async function runDemo(env: NodeJS.ProcessEnv = process.env): Promise<voi
   const made = new MadeSoFar();
   const file = join(tmpdir(), `model-gateway-demo-${process.pid}.db`);
   made.add(() => {
-    for (const suffix of ['', '-wal', '-shm', '.lock']) rmSync(file + suffix, { force: true });
+    for (const suffix of ['', '-wal', '-shm', '.lock', '.lock-journal']) rmSync(file + suffix, { force: true });
   });
   // Ctrl+C stops the demo at any point, start-up included, and removes what it made.
   const stop = () => void made.undo().then(() => process.exit(0));

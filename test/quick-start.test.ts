@@ -86,9 +86,19 @@ describe('the README quick-start on a fresh clone', () => {
     expect(existsSync(database)).toBe(true);
     await demo.stop();
     demo = undefined;
-    // npm and the shell may end before the demo under them has finished removing its files: wait for it, boundedly.
-    const left = () => readdirSync(tmpdir()).filter((name) => name.startsWith(`model-gateway-demo-${pid}`));
-    for (let i = 0; i < 100 && left().length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(left()).toEqual([]);
+    // npm and the shell may end before the demo under them has finished removing its files: wait for the demo's
+    // process to end (it removes them before it exits), then look.
+    const running = () => {
+      try {
+        process.kill(Number(pid), 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    for (let i = 0; i < 1_200 && running(); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(running()).toBe(false);
+    const left = readdirSync(tmpdir()).filter((name) => name.startsWith(`model-gateway-demo-${pid}`));
+    expect(left).toEqual([]);
   }, 420_000);
 });
